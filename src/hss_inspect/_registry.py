@@ -1,0 +1,18 @@
+"""Entry point of the `inspect_ai` group: importing this registers every HSS component."""
+
+from hss_inspect.metrics import hss_mean, hss_metrics
+from hss_inspect.scorer import rubric_judge
+from hss_inspect.solver import hss_input, oracle_answer
+from hss_inspect.task import PRESET_TASKS, hss
+
+globals().update(PRESET_TASKS)
+
+__all__ = [
+    "hss",
+    "hss_input",
+    "hss_mean",
+    "hss_metrics",
+    "oracle_answer",
+    "rubric_judge",
+    *PRESET_TASKS,
+]

@@ -1,0 +1,237 @@
+"""The rubric judge's words and the reading of its replies, as pure functions.
+
+The texts live in `scorers/judge.yaml`; this module fills them in and reads the
+JSON verdicts back, matching them to criteria by id only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from string import Template
+from typing import Any
+
+from hss_inspect.config import load_yaml
+from hss_inspect.rows import Criterion
+
+_FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.DOTALL)
+_TRUE_WORDS = {"true", "yes", "met"}
+_FALSE_WORDS = {"false", "no", "unmet", "not met"}
+
+
+class UnreadableReply(ValueError):
+    """A judge reply with no usable verdict object; the message says what was wrong."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: str
+    met: bool
+    justification: str
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    verdicts: dict[str, Verdict]
+    missing: tuple[str, ...]
+    unexpected: tuple[str, ...]
+    comment: str
+
+
+@dataclass(frozen=True)
+class JudgePrompts:
+    system: str
+    user: Template
+    retry: Template
+    version: str
+
+    @property
+    def sha256(self) -> str:
+        text = "\n".join([self.system, self.user.template, self.retry.template])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@cache
+def judge_prompts(filename: str = "judge.yaml") -> JudgePrompts:
+    loaded = load_yaml("scorers", filename)
+    return JudgePrompts(
+        system=str(loaded["system"]).strip(),
+        user=Template(str(loaded["user"]).strip()),
+        retry=Template(str(loaded["retry"]).strip()),
+        version=str(loaded.get("version", "")),
+    )
+
+
+def answer_fence(answer: str) -> tuple[str, str]:
+    """Opening and closing markers that the answer itself does not contain.
+
+    The marker carries a digest of the answer, so an answer cannot know its own
+    closing marker in advance; a salt is added in the (theoretical) case it does.
+    """
+    salt = 0
+    while True:
+        tag = hashlib.sha256(f"{salt}:{answer}".encode()).hexdigest()[:16]
+        opening, closing = f"<<<ANSWER-{tag}>>>", f"<<<END-ANSWER-{tag}>>>"
+        if tag not in answer:
+            return opening, closing
+        salt += 1
+
+
+def render_criteria(criteria: Sequence[Criterion]) -> str:
+    return "\n".join(f"{n}. [id: {c.id}] {c.title}" for n, c in enumerate(criteria, start=1))
+
+
+def render_judge_request(
+    prompts: JudgePrompts,
+    question: str,
+    media_type: str,
+    reference: str,
+    criteria: Sequence[Criterion],
+    answer: str,
+) -> str:
+    opening, closing = answer_fence(answer)
+    return prompts.user.substitute(
+        question=question,
+        media_type=media_type,
+        reference=reference,
+        criteria=render_criteria(criteria),
+        expected_ids=expected_ids_text(criteria),
+        answer_open=opening,
+        answer=answer,
+        answer_close=closing,
+    )
+
+
+def render_retry(prompts: JudgePrompts, problem: str, criteria: Sequence[Criterion]) -> str:
+    return prompts.retry.substitute(problem=problem, expected_ids=expected_ids_text(criteria))
+
+
+def expected_ids_text(criteria: Sequence[Criterion]) -> str:
+    return ", ".join(json.dumps(c.id) for c in criteria)
+
+
+def parse_judge_reply(text: str, expected_ids: Sequence[str]) -> JudgeReply:
+    """Verdicts for the expected criterion ids from a judge reply, matched by id."""
+    payload = extract_json_object(text)
+    items = payload.get("criteria")
+    if not isinstance(items, list):
+        raise UnreadableReply('the JSON object has no list named "criteria"')
+    verdicts: dict[str, Verdict] = {}
+    unexpected: list[str] = []
+    for item in items:
+        verdict = _verdict_of(item)
+        if verdict.id not in expected_ids:
+            unexpected.append(verdict.id)
+            continue
+        earlier = verdicts.get(verdict.id)
+        if earlier is not None and earlier.met != verdict.met:
+            raise UnreadableReply(f"criterion {verdict.id} is given two opposite verdicts")
+        verdicts[verdict.id] = verdict
+    missing = tuple(i for i in expected_ids if i not in verdicts)
+    comment = payload.get("overall_comment")
+    return JudgeReply(verdicts, missing, tuple(unexpected), str(comment or ""))
+
+
+def _verdict_of(item: Any) -> Verdict:
+    if not isinstance(item, dict) or "id" not in item or "met" not in item:
+        raise UnreadableReply('each entry of "criteria" needs an "id" and a "met"')
+    return Verdict(str(item["id"]), _as_bool(item["met"]), str(item.get("justification") or ""))
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE_WORDS | _FALSE_WORDS:
+        return value.strip().lower() in _TRUE_WORDS
+    raise UnreadableReply(f'"met" must be true or false, not {value!r}')
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The reply as JSON, else its first fenced JSON block, else its first balanced {...}."""
+    candidates = [text.strip()]
+    candidates += [block.strip() for block in _FENCED_BLOCK.findall(text)]
+    balanced = first_balanced_object(text)
+    if balanced is not None:
+        candidates.append(balanced)
+    for candidate in candidates:
+        try:
+            loaded = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(loaded, dict):
+            return loaded
+    raise UnreadableReply("no JSON object could be read from the reply")
+
+
+def first_balanced_object(text: str) -> str | None:
+    """The first {...} span whose braces balance, ignoring braces inside JSON strings."""
+    start = text.find("{")
+    while start != -1:
+        end = _balanced_end(text, start)
+        if end is not None:
+            return text[start : end + 1]
+        start = text.find("{", start + 1)
+    return None
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def criterion_outcomes(
+    criteria: Sequence[Criterion], verdicts: dict[str, Verdict]
+) -> list[Verdict]:
+    """One verdict per criterion, in rubric order; a criterion left without one is unmet."""
+    return [
+        verdicts.get(c.id) or Verdict(c.id, False, "The judge gave no verdict for this criterion.")
+        for c in criteria
+    ]
+
+
+def pass_and_rubric(
+    criteria: Sequence[Criterion], outcomes: Sequence[Verdict]
+) -> tuple[int, float]:
+    """Eq. 2 of the paper (all criteria met) and the weighted fraction of criteria met."""
+    weights = [c.weight if c.weight is not None else 1.0 for c in criteria]
+    met_weight = sum(w for w, v in zip(weights, outcomes, strict=True) if v.met)
+    all_met = int(all(v.met for v in outcomes))
+    return all_met, met_weight / sum(weights)
+
+
+def verdict_table(criteria: Sequence[Criterion], outcomes: Sequence[Verdict]) -> str:
+    """A markdown table of the verdicts, for the Scoring tab of `inspect view`."""
+    lines = ["| id | criterion | verdict | justification |", "|---|---|---|---|"]
+    for criterion, verdict in zip(criteria, outcomes, strict=True):
+        mark = "met" if verdict.met else "**not met**"
+        lines.append(
+            f"| {_cell(criterion.id)} | {_cell(criterion.title)} | {mark} "
+            f"| {_cell(verdict.justification)} |"
+        )
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,98 @@
+"""Images as the protocol sends them: untouched when within the limits, else re-encoded."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from hss_inspect.media.errors import MediaError
+
+# Formats every major provider accepts as sent; anything else is re-encoded.
+_PASSTHROUGH = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
+_QUALITIES = (92, 85, 75, 65, 55)
+_SHRINK_STEP = 0.8
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    data: bytes
+    mime: str
+    width: int
+    height: int
+    reencoded: bool
+    original_bytes: int
+
+
+def prepare_image(path: Path, max_side: int, max_bytes: int) -> PreparedImage:
+    """The bytes to send for the image at `path` under the side and size limits."""
+    raw = path.read_bytes()
+    try:
+        with Image.open(io.BytesIO(raw)) as opened:
+            opened.load()
+            upright = ImageOps.exif_transpose(opened)
+            source_format = opened.format or ""
+    except (UnidentifiedImageError, OSError) as exc:
+        raise MediaError(f"{path}: not a readable image ({exc})") from exc
+    width, height = upright.size
+    mime = _PASSTHROUGH.get(source_format)
+    if mime and max(width, height) <= max_side and len(raw) <= max_bytes:
+        return PreparedImage(raw, mime, width, height, False, len(raw))
+    data, size = _reencode_within(upright, max_side, max_bytes, path)
+    return PreparedImage(data, "image/jpeg", size[0], size[1], True, len(raw))
+
+
+def _reencode_within(
+    image: Image.Image, max_side: int, max_bytes: int, path: Path
+) -> tuple[bytes, tuple[int, int]]:
+    """JPEG at falling quality, then at smaller sizes, until it fits; upright orientation kept."""
+    image = _flatten(image)
+    scale = min(1.0, max_side / max(image.size))
+    while True:
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        resized = image if size == image.size else image.resize(size, Image.Resampling.LANCZOS)
+        for quality in _QUALITIES:
+            data = _encode_jpeg(resized, quality)
+            if len(data) <= max_bytes:
+                return data, size
+        if max(size) <= 16:
+            raise MediaError(f"{path}: cannot bring the image under {max_bytes} bytes")
+        scale *= _SHRINK_STEP
+
+
+def _flatten(image: Image.Image) -> Image.Image:
+    if image.mode in ("RGBA", "LA", "P"):
+        rgba = image.convert("RGBA")
+        background = Image.new("RGB", rgba.size, (255, 255, 255))
+        background.paste(rgba, mask=rgba.getchannel("A"))
+        return background
+    return image.convert("RGB") if image.mode != "RGB" else image
+
+
+def _encode_jpeg(image: Image.Image, quality: int) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def shrink_jpegs_to_budget(jpegs: list[bytes], budget: int, quality: int) -> list[bytes]:
+    """Shrink every frame by one common factor until all of them fit in `budget` bytes."""
+    total = sum(len(j) for j in jpegs)
+    scale = 1.0
+    shrunk = jpegs
+    while total > budget:
+        # Bytes of a JPEG grow roughly with its area, so aim below the budget's share.
+        scale *= max(0.5, min(0.95, (budget / total) ** 0.5 * 0.95))
+        shrunk = [_rescale_jpeg(j, scale, quality) for j in jpegs]
+        total = sum(len(j) for j in shrunk)
+        if scale < 0.05:
+            raise MediaError(f"cannot fit {len(jpegs)} frames in {budget} bytes")
+    return shrunk
+
+
+def _rescale_jpeg(jpeg: bytes, scale: float, quality: int) -> bytes:
+    with Image.open(io.BytesIO(jpeg)) as image:
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        return _encode_jpeg(image.resize(size, Image.Resampling.LANCZOS), quality)

@@ -1,0 +1,94 @@
+"""The frame sampling plan of the HSS protocol, as pure functions.
+
+f_eff = min(fps, max_frames / T), N = min(floor(fps * T), max_frames) >= 1, slot i is
+labelled i / f_eff seconds and shows the last decoded frame whose presentation time
+(counted from the first frame) is before (i + 1/2) / f_eff: the choice of ffmpeg's
+`fps` filter, which the reference harness used.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from hss_inspect.settings import FrameSettings
+
+T = TypeVar("T")
+
+# A probed duration such as 9.99999 s must not lose the 20th frame of a 10 s clip at 2 fps.
+_FLOOR_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    duration: float
+    effective_fps: float
+    planned_frames: int
+    slots: tuple[int, ...]
+
+    @property
+    def timestamps(self) -> tuple[float, ...]:
+        return tuple(slot / self.effective_fps for slot in self.slots)
+
+    @property
+    def boundaries(self) -> tuple[float, ...]:
+        """For each kept slot, the time its source frame must precede."""
+        return tuple((slot + 0.5) / self.effective_fps for slot in self.slots)
+
+    @property
+    def thinned(self) -> bool:
+        return len(self.slots) < self.planned_frames
+
+
+def plan_frames(duration: float, settings: FrameSettings) -> FramePlan:
+    """The slots a clip of `duration` seconds is sampled at under `settings`."""
+    if not math.isfinite(duration) or duration < 0:
+        raise ValueError(f"video duration must be a finite number >= 0, got {duration}")
+    if duration > 0:
+        effective_fps = min(settings.fps, settings.max_frames / duration)
+    else:
+        effective_fps = settings.fps
+    planned = math.floor(settings.fps * duration + _FLOOR_TOLERANCE)
+    planned = max(1, min(planned, settings.max_frames))
+    kept = thin_uniformly(planned, settings.max_images or planned)
+    return FramePlan(duration, effective_fps, planned, tuple(kept))
+
+
+def thin_uniformly(count: int, cap: int) -> list[int]:
+    """`min(count, cap)` indices of range(count), evenly spread, first and last kept."""
+    if count <= cap:
+        return list(range(count))
+    if cap == 1:
+        return [0]
+    return [round(j * (count - 1) / (cap - 1)) for j in range(cap)]
+
+
+def select_per_boundary(
+    timed_items: Iterable[tuple[float, T]], boundaries: Sequence[float]
+) -> Iterator[tuple[int, float, T]]:
+    """For each boundary, in order, the last item whose time is before it.
+
+    Streams: at most one item is held at a time. Yields (boundary index, item time, item).
+    Boundaries past the last item get the last item, as ffmpeg's fps filter repeats
+    the final frame to fill its output.
+    """
+    slot = 0
+    previous: tuple[float, T] | None = None
+    for time, item in timed_items:
+        while slot < len(boundaries) and previous is not None and time >= boundaries[slot]:
+            yield slot, previous[0], previous[1]
+            slot += 1
+        if slot >= len(boundaries):
+            return
+        previous = (time, item)
+    if previous is None:
+        return
+    while slot < len(boundaries):
+        yield slot, previous[0], previous[1]
+        slot += 1
+
+
+def format_seconds(value: float) -> str:
+    return f"{value:.2f}"

@@ -1,0 +1,144 @@
+"""Where the HSS release lives: a hub dataset repo at a resolved commit, or a local copy.
+
+Rows come first; each media file is fetched only when its sample runs, so a filtered
+or image-only run never downloads the clips it does not use.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from hss_inspect.rows import DatasetError, TaskRow, parse_rows
+
+logger = logging.getLogger(__name__)
+
+ROWS_FILE = "data/test.jsonl"
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_warned_unpinned: set[tuple[str, str]] = set()
+
+
+class Release(Protocol):
+    """A readable copy of the benchmark."""
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def revision(self) -> str | None: ...
+
+    def read_rows(self) -> list[TaskRow]: ...
+
+    def media_file(self, media_path: str, task_id: str) -> Path: ...
+
+
+@dataclass(frozen=True)
+class LocalRelease:
+    rows_file: Path
+    root: Path
+
+    @property
+    def description(self) -> str:
+        return str(self.rows_file)
+
+    @property
+    def revision(self) -> str | None:
+        return None
+
+    def read_rows(self) -> list[TaskRow]:
+        with self.rows_file.open(encoding="utf-8") as handle:
+            return parse_rows(handle, str(self.rows_file))
+
+    def media_file(self, media_path: str, task_id: str) -> Path:
+        path = self.root / media_path
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"task {task_id}: media file {path} does not exist; the local copy at "
+                f"{self.root} is incomplete (download it again, or check media_path)"
+            )
+        return path
+
+
+@dataclass(frozen=True)
+class HubRelease:
+    repo_id: str
+    requested: str
+    commit: str
+
+    @property
+    def description(self) -> str:
+        return f"hf://datasets/{self.repo_id}@{self.commit}"
+
+    @property
+    def revision(self) -> str | None:
+        return self.commit
+
+    def read_rows(self) -> list[TaskRow]:
+        path = _hub_download(self.repo_id, ROWS_FILE, self.commit)
+        with path.open(encoding="utf-8") as handle:
+            return parse_rows(handle, f"{self.description}/{ROWS_FILE}")
+
+    def media_file(self, media_path: str, task_id: str) -> Path:
+        try:
+            return _hub_download(self.repo_id, media_path, self.commit)
+        except Exception as exc:
+            raise FileNotFoundError(
+                f"task {task_id}: cannot fetch {media_path} from {self.description} ({exc}); "
+                "check the network or HF_TOKEN, or run once online to fill the cache "
+                "before using HF_HUB_OFFLINE=1"
+            ) from exc
+
+
+def open_release(dataset: str, revision: str) -> Release:
+    """The release named by `-T dataset=`: a JSONL file, a local folder, or a hub repo id."""
+    local = Path(dataset).expanduser()
+    if local.is_file():
+        root = local.parent.parent if local.parent.name == "data" else local.parent
+        return LocalRelease(local.resolve(), root.resolve())
+    if local.is_dir():
+        rows_file = local / ROWS_FILE
+        if not rows_file.is_file():
+            raise DatasetError(
+                f"{local}: a local copy of HSS must hold {ROWS_FILE} and the media it names"
+            )
+        return LocalRelease(rows_file.resolve(), local.resolve())
+    if dataset.count("/") != 1 or dataset.startswith((".", "/", "~")):
+        raise DatasetError(
+            f"dataset {dataset!r} is neither an existing file or folder nor a hub id like "
+            "ScaleAI/HSS"
+        )
+    commit = resolve_commit(dataset, revision)
+    return HubRelease(dataset, revision, commit)
+
+
+def resolve_commit(repo_id: str, revision: str) -> str:
+    """The commit a branch, tag or commit names; says once when the run is not pinned."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.constants import HF_HUB_OFFLINE
+
+    if HF_HUB_OFFLINE:
+        commit = _hub_download(repo_id, ROWS_FILE, revision).parent.parent.name
+    else:
+        commit = HfApi().dataset_info(repo_id, revision=revision).sha or ""
+    if not _COMMIT.match(commit):
+        raise DatasetError(f"{repo_id}@{revision}: the hub returned no commit id ({commit!r})")
+    if revision != commit and (repo_id, revision) not in _warned_unpinned:
+        _warned_unpinned.add((repo_id, revision))
+        logger.warning(
+            "%s: revision %r is not pinned; it resolved to commit %s. Pass -T revision=%s "
+            "to evaluate exactly these rows and media again.",
+            repo_id,
+            revision,
+            commit,
+            commit,
+        )
+    return commit
+
+
+def _hub_download(repo_id: str, filename: str, revision: str) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision))

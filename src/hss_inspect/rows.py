@@ -1,0 +1,204 @@
+"""Reading and validating HSS rows (one JSON object per line of `data/test.jsonl`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from hss_inspect.taxonomy import MEDIA_TYPES, PARENT_OF_SUBDOMAIN
+
+logger = logging.getLogger(__name__)
+
+REQUIRED_FIELDS = (
+    "task_id",
+    "domain",
+    "subdomain",
+    "media_type",
+    "media_path",
+    "prompt",
+    "golden_response",
+    "rubric_criteria",
+)
+_MAX_ERRORS_SHOWN = 20
+
+
+class DatasetError(ValueError):
+    """Rows that cannot be used as they are; the message lists each bad row."""
+
+
+@dataclass(frozen=True)
+class Criterion:
+    id: str
+    title: str
+    weight: float | None = None
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    task_id: str
+    domain: str
+    subdomain: str
+    media_type: str
+    media_path: str
+    prompt: str
+    golden_response: str
+    criteria: tuple[Criterion, ...]
+
+    @property
+    def rubric_sha256(self) -> str:
+        """Fingerprint of what the judge grades against: reference answer and criteria."""
+        payload = {
+            "golden_response": self.golden_response,
+            "criteria": [[c.id, c.title, c.weight] for c in self.criteria],
+        }
+        return _sha256_json(payload)
+
+
+def question_sha256(prompt: str, media_sha256: str) -> str:
+    """Fingerprint of what the model is asked: question text and media content."""
+    return _sha256_json({"prompt": prompt, "media": media_sha256})
+
+
+def _sha256_json(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def parse_rows(lines: Iterable[str], source: str) -> list[TaskRow]:
+    """Every row of a JSONL text, or one DatasetError naming each bad row and its fault."""
+    rows: list[TaskRow] = []
+    errors: list[str] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{source} line {number}"
+        try:
+            row = parse_row(json.loads(line))
+        except json.JSONDecodeError as exc:
+            errors.append(f"{where}: not valid JSON ({exc.msg})")
+            continue
+        except DatasetError as exc:
+            errors.append(f"{where}: {exc}")
+            continue
+        if row.task_id in seen:
+            errors.append(
+                f"{where}: duplicate task_id {row.task_id!r} (first on line {seen[row.task_id]})"
+            )
+            continue
+        seen[row.task_id] = number
+        rows.append(row)
+    if errors:
+        raise DatasetError(_error_summary(errors, source))
+    if not rows:
+        raise DatasetError(f"{source}: no rows; is this the HSS data/test.jsonl?")
+    report_unknown_taxonomy(rows, source)
+    return rows
+
+
+def _error_summary(errors: Sequence[str], source: str) -> str:
+    shown = "\n  ".join(errors[:_MAX_ERRORS_SHOWN])
+    more = len(errors) - _MAX_ERRORS_SHOWN
+    tail = f"\n  ... and {more} more" if more > 0 else ""
+    return (
+        f"{len(errors)} invalid row(s) in {source}; fix or remove them "
+        f"(or point -T dataset= at a good copy):\n  {shown}{tail}"
+    )
+
+
+def parse_row(raw: Any) -> TaskRow:
+    if not isinstance(raw, dict):
+        raise DatasetError("a row must be a JSON object")
+    task_id = raw.get("task_id")
+    label = f"task {task_id!r}" if task_id not in (None, "") else "row"
+    missing = [f for f in REQUIRED_FIELDS if raw.get(f) in (None, "")]
+    if missing:
+        raise DatasetError(f"{label}: missing field(s) {', '.join(missing)}")
+    media_type = str(raw["media_type"]).strip().lower()
+    if media_type not in MEDIA_TYPES:
+        raise DatasetError(
+            f"{label}: unknown media_type {raw['media_type']!r} (expected image or video)"
+        )
+    criteria = parse_rubric(raw["rubric_criteria"], label)
+    declared = raw.get("num_criteria")
+    if declared is not None and int(declared) != len(criteria):
+        raise DatasetError(
+            f"{label}: num_criteria is {declared} but rubric_criteria has {len(criteria)}"
+        )
+    return TaskRow(
+        task_id=str(task_id),
+        domain=str(raw["domain"]).strip(),
+        subdomain=str(raw["subdomain"]).strip(),
+        media_type=media_type,
+        media_path=safe_media_path(str(raw["media_path"]), label),
+        prompt=str(raw["prompt"]),
+        golden_response=str(raw["golden_response"]),
+        criteria=criteria,
+    )
+
+
+def safe_media_path(value: str, label: str) -> str:
+    """The path as a clean relative POSIX path inside the repo, or an error."""
+    path = PurePosixPath(value.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise DatasetError(
+            f"{label}: media_path {value!r} escapes the repository root; "
+            "it must be relative, like media/<file>"
+        )
+    return str(path)
+
+
+def parse_rubric(value: Any, label: str) -> tuple[Criterion, ...]:
+    """Criteria from a list of {id, title, weight?} objects or that list as a JSON string."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"{label}: rubric_criteria is a string but not JSON ({exc.msg})"
+            ) from exc
+    if not isinstance(value, list) or not value:
+        raise DatasetError(f"{label}: rubric_criteria must be a non-empty list")
+    criteria = tuple(_parse_criterion(item, label, n) for n, item in enumerate(value, start=1))
+    ids = [c.id for c in criteria]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise DatasetError(f"{label}: duplicate criterion id(s) {', '.join(duplicates)}")
+    return criteria
+
+
+def _parse_criterion(item: Any, label: str, position: int) -> Criterion:
+    if not isinstance(item, dict):
+        raise DatasetError(f"{label}: criterion {position} must be an object with id and title")
+    criterion_id, title = item.get("id"), item.get("title")
+    if criterion_id in (None, "") or not isinstance(title, str) or not title.strip():
+        raise DatasetError(f"{label}: criterion {position} needs a non-empty id and title")
+    weight = item.get("weight")
+    if weight is not None:
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+            raise DatasetError(f"{label}: criterion {criterion_id} has weight {weight!r}")
+        weight = float(weight)
+    return Criterion(str(criterion_id), title.strip(), weight)
+
+
+def report_unknown_taxonomy(rows: Sequence[TaskRow], source: str) -> list[str]:
+    """Warn about domain/subdomain strings outside the paper's taxonomy; return the warnings."""
+    warnings = []
+    for row in rows:
+        parent = PARENT_OF_SUBDOMAIN.get(row.subdomain)
+        if parent is None:
+            warnings.append(f"task {row.task_id}: unknown subdomain {row.subdomain!r}")
+        elif parent != row.domain:
+            warnings.append(
+                f"task {row.task_id}: subdomain {row.subdomain!r} belongs to {parent!r}, "
+                f"not {row.domain!r}"
+            )
+    for warning in warnings:
+        logger.warning(
+            "%s: %s; it is reported under its own name in the breakdowns", source, warning
+        )
+    return warnings

@@ -1,0 +1,201 @@
+"""The rubric judge as an Inspect scorer: the model bound to the `grader` role grades all
+criteria of one attempt in one call (HSS_PROTOCOL.md section 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Model,
+    get_model,
+    model_roles,
+)
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+
+from hss_inspect.judge import (
+    JudgePrompts,
+    JudgeReply,
+    UnreadableReply,
+    criterion_outcomes,
+    judge_prompts,
+    parse_judge_reply,
+    pass_and_rubric,
+    render_judge_request,
+    render_retry,
+    verdict_table,
+)
+from hss_inspect.metrics import hss_metrics
+from hss_inspect.rows import Criterion
+from hss_inspect.settings import DEFAULT_JUDGE_RETRIES
+
+GRADER_ROLE = "grader"
+NO_GRADER_MESSAGE = (
+    "HSS grades every answer with a judge model, and no model is bound to the role "
+    f"'{GRADER_ROLE}'. Add --model-role {GRADER_ROLE}=<provider/model> to the command "
+    "(the paper's primary judge is Claude Opus 5 at high reasoning effort). To let the "
+    "model under evaluation grade itself, bind it explicitly to that role."
+)
+
+
+def require_grader() -> None:
+    """Refuse to run without a judge, rather than silently grading with the model under test."""
+    if model_roles().get(GRADER_ROLE) is None:
+        raise PrerequisiteError(NO_GRADER_MESSAGE)
+
+
+def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
+    return [Criterion(str(c["id"]), str(c["title"]), c.get("weight")) for c in metadata["criteria"]]
+
+
+@dataclass
+class JudgeSession:
+    """The replies of one grading conversation and the best reading of them so far."""
+
+    replies: list[str] = field(default_factory=list)
+    reading: JudgeReply | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+@scorer(metrics=[hss_metrics()])
+def rubric_judge(retries: int = DEFAULT_JUDGE_RETRIES, prompts_file: str = "judge.yaml") -> Scorer:
+    """All rubric criteria of an attempt graded in one call by the `grader` role."""
+    prompts = judge_prompts(prompts_file)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        require_grader()
+        answer = state.output.completion.strip() if state.output else ""
+        if not answer:
+            return no_answer_score(state)
+        grader = get_model(role=GRADER_ROLE, required=True)
+        criteria = criteria_of(state.metadata)
+        session = await run_judge(grader, prompts, state, criteria, answer, retries)
+        return graded_score(session, grader, prompts, criteria, answer, state)
+
+    return score
+
+
+async def run_judge(
+    grader: Model,
+    prompts: JudgePrompts,
+    state: TaskState,
+    criteria: list[Criterion],
+    answer: str,
+    retries: int,
+) -> JudgeSession:
+    request = render_judge_request(
+        prompts,
+        question=state.metadata["prompt"],
+        media_type=state.metadata["media_type"],
+        reference=state.metadata["golden_response"],
+        criteria=criteria,
+        answer=answer,
+    )
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=prompts.system),
+        ChatMessageUser(content=request),
+    ]
+    session = JudgeSession()
+    expected = [c.id for c in criteria]
+    for attempt in range(retries + 1):
+        output = await grader.generate(messages)
+        session.replies.append(output.completion)
+        problem = _read_reply(session, output.completion, expected)
+        if problem is None:
+            break
+        session.problems.append(problem)
+        if attempt < retries:
+            messages += [
+                ChatMessageAssistant(content=output.completion),
+                ChatMessageUser(content=render_retry(prompts, problem, criteria)),
+            ]
+    return session
+
+
+def _read_reply(session: JudgeSession, text: str, expected: list[str]) -> str | None:
+    """Record a readable reply; the problem to re-ask about, or None when complete."""
+    try:
+        reading = parse_judge_reply(text, expected)
+    except UnreadableReply as exc:
+        return str(exc)
+    session.reading = reading
+    if reading.missing:
+        return "it gave no verdict for criterion id(s) " + ", ".join(reading.missing)
+    return None
+
+
+def graded_score(
+    session: JudgeSession,
+    grader: Model,
+    prompts: JudgePrompts,
+    criteria: list[Criterion],
+    answer: str,
+    state: TaskState,
+) -> Score:
+    judge_meta = {
+        "judge_model": str(grader),
+        "judge_config": grader.config.model_dump(exclude_none=True),
+        "judge_prompt_sha256": prompts.sha256,
+        "judge_attempts": len(session.replies),
+        "judge_replies": session.replies,
+        "judge_problems": session.problems,
+        "rubric_sha256": state.metadata.get("rubric_sha256"),
+        "answer_usage": answer_usage(state),
+    }
+    if session.reading is None:
+        return Score.unscored(
+            reason="grader_failed",
+            answer=answer,
+            explanation=(
+                f"Grading failure: the judge's reply was unreadable after "
+                f"{len(session.replies)} attempt(s) ({session.problems[-1]}). "
+                "This attempt is left out of pass@1, not counted as a zero."
+            ),
+            metadata={**judge_meta, "grading_failure": True},
+        )
+    outcomes = criterion_outcomes(criteria, session.reading.verdicts)
+    passed, rubric = pass_and_rubric(criteria, outcomes)
+    return Score(
+        value={"pass": passed, "rubric": rubric},
+        answer=answer,
+        explanation=verdict_table(criteria, outcomes),
+        metadata={
+            **judge_meta,
+            "verdicts": [
+                {"id": v.id, "met": v.met, "justification": v.justification} for v in outcomes
+            ],
+            "missing_verdicts": list(session.reading.missing),
+            "unexpected_verdicts": list(session.reading.unexpected),
+            "overall_comment": session.reading.comment,
+            "no_answer": False,
+        },
+    )
+
+
+def no_answer_score(state: TaskState) -> Score:
+    error = state.output.error if state.output else None
+    return Score(
+        value={"pass": 0, "rubric": 0.0},
+        answer="",
+        explanation="No answer: the model returned no text"
+        + (f" ({error})." if error else ".")
+        + " Counted as a zero and as 'no answer'.",
+        metadata={"no_answer": True, "model_error": error, "answer_usage": answer_usage(state)},
+    )
+
+
+def answer_usage(state: TaskState) -> dict[str, int | None] | None:
+    """Output and reasoning tokens of the answer; reasoning is None when not reported."""
+    usage = state.output.usage if state.output else None
+    if usage is None:
+        return None
+    return {
+        "output_tokens": usage.output_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }

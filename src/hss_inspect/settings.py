@@ -1,0 +1,61 @@
+"""Defaults of the HSS protocol (HSS_PROTOCOL.md sections 2 and 4), each defined once."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+DEFAULT_DATASET = "ScaleAI/HSS"
+DEFAULT_REVISION = "main"
+DEFAULT_EPOCHS = 3
+DEFAULT_JUDGE_RETRIES = 2
+
+Condition = Literal["standard", "blind", "oracle"]
+CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle")
+NativeVideo = Literal["auto", "true", "false"]
+
+# Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
+FRAME_JPEG_QUALITY = 90
+
+
+@dataclass(frozen=True)
+class FrameSettings:
+    """How a clip becomes frames: the inputs of the sampling plan and of frame encoding."""
+
+    fps: float = 2.0
+    max_frames: int = 500
+    frame_side: int = 768
+    max_images: int | None = None
+    jpeg_quality: int = FRAME_JPEG_QUALITY
+
+    def __post_init__(self) -> None:
+        if not self.fps > 0:
+            raise ValueError(f"fps must be positive, got {self.fps}")
+        if self.max_frames < 1:
+            raise ValueError(f"max_frames must be at least 1, got {self.max_frames}")
+        if self.frame_side < 16:
+            raise ValueError(f"frame_side must be at least 16 px, got {self.frame_side}")
+        if self.max_images is not None and self.max_images < 1:
+            raise ValueError(f"max_images must be at least 1, got {self.max_images}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class MediaSettings:
+    """Everything that decides which bytes of media a model receives."""
+
+    frames: FrameSettings = FrameSettings()
+    frame_bytes_budget: int = 32_000_000
+    image_max_side: int = 4096
+    image_max_bytes: int = 4_500_000
+    native_video: NativeVideo = "auto"
+    native_video_max_bytes: int = 60 * 1024 * 1024
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEFAULT_FRAMES = FrameSettings()
+DEFAULT_MEDIA = MediaSettings()

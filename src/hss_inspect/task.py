@@ -1,0 +1,124 @@
+"""The HSS tasks: `hss` with every option, and one task per preset in `task_configs/`."""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+from collections.abc import Callable
+from importlib.metadata import version
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.solver import Solver, generate
+
+from hss_inspect.config import Preset, presets
+from hss_inspect.dataset import OptionList, as_list, build_dataset, select_rows
+from hss_inspect.judge import judge_prompts
+from hss_inspect.metrics import hss_mean
+from hss_inspect.release import open_release
+from hss_inspect.scorer import rubric_judge
+from hss_inspect.settings import (
+    CONDITIONS,
+    DEFAULT_DATASET,
+    DEFAULT_EPOCHS,
+    DEFAULT_FRAMES,
+    DEFAULT_JUDGE_RETRIES,
+    DEFAULT_MEDIA,
+    DEFAULT_REVISION,
+    FrameSettings,
+    MediaSettings,
+    NativeVideo,
+)
+from hss_inspect.solver import hss_input, oracle_answer
+
+
+@task
+def hss(
+    dataset: str = DEFAULT_DATASET,
+    revision: str = DEFAULT_REVISION,
+    media: str = "all",
+    domains: OptionList = None,
+    subdomains: OptionList = None,
+    condition: str = "standard",
+    fps: float = DEFAULT_FRAMES.fps,
+    max_frames: int = DEFAULT_FRAMES.max_frames,
+    frame_side: int = DEFAULT_FRAMES.frame_side,
+    max_images: int | None = DEFAULT_FRAMES.max_images,
+    frame_bytes_budget: int = DEFAULT_MEDIA.frame_bytes_budget,
+    image_max_side: int = DEFAULT_MEDIA.image_max_side,
+    image_max_bytes: int = DEFAULT_MEDIA.image_max_bytes,
+    native_video: str | bool = DEFAULT_MEDIA.native_video,
+    judge_retries: int = DEFAULT_JUDGE_RETRIES,
+) -> Task:
+    """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition must be one of {', '.join(CONDITIONS)}, not {condition!r}")
+    media_settings = MediaSettings(
+        frames=FrameSettings(
+            fps=float(fps),
+            max_frames=int(max_frames),
+            frame_side=int(frame_side),
+            max_images=None if max_images is None else int(max_images),
+        ),
+        frame_bytes_budget=int(frame_bytes_budget),
+        image_max_side=int(image_max_side),
+        image_max_bytes=int(image_max_bytes),
+        native_video=native_video_option(native_video),
+    )
+    release = open_release(dataset, revision)
+    rows = select_rows(release.read_rows(), media, domains, subdomains)
+    return Task(
+        dataset=build_dataset(release, rows),
+        solver=conditioned_solver(condition, release, media_settings),
+        scorer=rubric_judge(retries=int(judge_retries)),
+        epochs=Epochs(DEFAULT_EPOCHS, hss_mean()),
+        version=version("hss-inspect"),
+        metadata={
+            "hss_condition": condition,
+            "hss_dataset": release.description,
+            "hss_dataset_requested": {"dataset": dataset, "revision": revision},
+            "hss_dataset_revision": release.revision,
+            "hss_selection": {
+                "media": media,
+                "domains": as_list(domains),
+                "subdomains": as_list(subdomains),
+                "tasks": len(rows),
+            },
+            "hss_media_settings": media_settings.as_dict(),
+            "hss_judge_retries": int(judge_retries),
+            "hss_judge_prompt_sha256": judge_prompts().sha256,
+        },
+    )
+
+
+def native_video_option(value: str | bool) -> NativeVideo:
+    text = str(value).strip().lower()
+    if text not in ("auto", "true", "false"):
+        raise ValueError(f"native_video must be auto, true or false, not {value!r}")
+    return text  # type: ignore[return-value]
+
+
+def conditioned_solver(condition: str, release: Any, media: MediaSettings) -> list[Solver]:
+    if condition == "oracle":
+        return [oracle_answer()]
+    return [hss_input(release, media, condition), generate()]
+
+
+def _preset_task(preset: Preset) -> Callable[..., Task]:
+    """A task that is `hss` with the preset's options as defaults (still overridable)."""
+
+    def preset_task(**overrides: Any) -> Task:
+        return hss(**{**preset.task_args, **overrides})
+
+    signature = pyinspect.signature(hss)
+    preset_task.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[
+            p.replace(default=preset.task_args.get(name, p.default))
+            for name, p in signature.parameters.items()
+        ]
+    )
+    preset_task.__name__ = preset.name
+    preset_task.__doc__ = preset.description or hss.__doc__
+    return task(name=preset.name)(preset_task)
+
+
+PRESET_TASKS = {preset.name: _preset_task(preset) for preset in presets()}

@@ -1,0 +1,229 @@
+"""A small HSS-format release generated on the spot: rows, images and PyAV-encoded clips.
+
+Each question carries a behaviour word that the scripted models of `scripted_server.py`
+act on, so the expected grades of every attempt are known in advance:
+
+  PASS       the candidate answers, the judge marks every criterion met
+  FAIL       the judge marks the first criterion unmet
+  ONCE       the candidate's first attempt passes, later attempts fail (pass@1 = 1/3)
+  FLAKY      the judge's first reply is unreadable, its re-ask is good (all met)
+  GARBLE     the judge never replies readably: a grading failure
+  EMPTY      the candidate returns no text: 'no answer', a zero
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+from PIL import Image
+
+EXIF_ORIENTATION = 0x0112
+
+
+@dataclass(frozen=True)
+class FixtureTask:
+    task_id: str
+    behaviour: str
+    domain: str
+    subdomain: str
+    media_type: str
+    media_path: str
+    criteria: tuple[dict[str, Any], ...]
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "domain": self.domain,
+            "subdomain": self.subdomain,
+            "media_type": self.media_type,
+            "media_path": self.media_path,
+            "prompt": f"What happens here? [{self.behaviour}]",
+            "golden_response": f"The reference answer for {self.task_id}.",
+            "rubric_criteria": list(self.criteria),
+            "num_criteria": len(self.criteria),
+        }
+
+
+def _one(title: str = "States the key fact") -> tuple[dict[str, Any], ...]:
+    return ({"id": "c1", "title": title},)
+
+
+TASKS: tuple[FixtureTask, ...] = (
+    FixtureTask(
+        "img-pass",
+        "PASS",
+        "Temporal & Causal Dynamics",
+        "Retrodiction",
+        "image",
+        "media/img_pass.png",
+        _one(),
+    ),
+    FixtureTask(
+        "img-fail",
+        "FAIL",
+        "Physical & Spatial Logic",
+        "Hidden & Invisible",
+        "image",
+        "media/img_fail.jpg",
+        ({"id": "c1", "title": "Names the object"}, {"id": "c2", "title": "Says where"}),
+    ),
+    FixtureTask(
+        "img-exif-once",
+        "ONCE",
+        "Social Understanding",
+        "Theory of Mind",
+        "image",
+        "media/img_exif.jpg",
+        _one(),
+    ),
+    FixtureTask(
+        "img-large",
+        "PASS",
+        "Abstract & Contextual Inference",
+        "Patterns & Pareidolia",
+        "image",
+        "media/img_large.png",
+        _one(),
+    ),
+    FixtureTask(
+        "img-empty",
+        "EMPTY",
+        "Abstract & Contextual Inference",
+        "Change & Consequence",
+        "image",
+        "media/img_pass.png",
+        _one(),
+    ),
+    FixtureTask(
+        "vid-pass",
+        "PASS",
+        "Temporal & Causal Dynamics",
+        "Extrapolation",
+        "video",
+        "media/vid_cfr.mp4",
+        _one(),
+    ),
+    FixtureTask(
+        "vid-rot-flaky",
+        "FLAKY",
+        "Physical & Spatial Logic",
+        'Spatial "Alien Viewpoint"',
+        "video",
+        "media/vid_rot.mp4",
+        (
+            {"id": "a", "title": "Gives the direction", "weight": 2},
+            {"id": "b", "title": "Gives the reason", "weight": 1},
+        ),
+    ),
+    FixtureTask(
+        "vid-garble",
+        "GARBLE",
+        "Social Understanding",
+        "Social Role, Norm & Power Dynamics",
+        "video",
+        "media/vid_vp9.webm",
+        _one(),
+    ),
+)
+
+# What each behaviour gives per attempt (pass, rubric) over 3 epochs; None = grading failure.
+EXPECTED_ATTEMPTS: dict[str, list[tuple[int, float] | None]] = {
+    "PASS": [(1, 1.0)] * 3,
+    "FAIL": [(0, 0.5)] * 3,
+    "ONCE": [(1, 1.0), (0, 0.0), (0, 0.0)],
+    "FLAKY": [(1, 1.0)] * 3,
+    "GARBLE": [None] * 3,
+    "EMPTY": [(0, 0.0)] * 3,
+}
+
+
+def gradient_frame(width: int, height: int, index: int) -> np.ndarray:
+    """Left half red, right half blue, with a brightness stripe that moves with `index`."""
+    frame = np.zeros((height, width, 3), np.uint8)
+    frame[:, : width // 2] = (220, 30, 30)
+    frame[:, width // 2 :] = (30, 30, 220)
+    frame[: max(1, height // 8), :, 1] = (index * 37) % 256
+    return frame
+
+
+def write_video(
+    path: Path,
+    *,
+    codec: str = "libx264",
+    fps: int = 30,
+    seconds: float = 3.0,
+    size: tuple[int, int] = (96, 64),
+    rotation: int = 0,
+    frame_times: list[float] | None = None,
+    options: dict[str, str] | None = None,
+) -> list[float]:
+    """Encode a synthetic clip; returns the presentation time of every frame written.
+
+    With `frame_times` the clip has those (variable) frame times, on a 1/1000 s clock.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    times = frame_times or [i / fps for i in range(round(fps * seconds))]
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(codec, rate=fps)
+        stream.width, stream.height = size
+        stream.pix_fmt = "yuv420p"
+        if options:
+            stream.options = options
+        if frame_times is not None:
+            stream.codec_context.time_base = Fraction(1, 1000)
+        if rotation:
+            stream.set_display_rotation(rotation)
+        for index, time in enumerate(times):
+            frame = av.VideoFrame.from_ndarray(gradient_frame(*size, index), format="rgb24")
+            if frame_times is not None:
+                frame.pts = round(time * 1000)
+                frame.time_base = Fraction(1, 1000)
+            else:
+                frame.pts = index
+                frame.time_base = Fraction(1, fps)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    return times
+
+
+def write_image(
+    path: Path, size: tuple[int, int], fmt: str, orientation: int | None = None
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image = Image.fromarray(gradient_frame(*size, 0))
+    if orientation is not None:
+        exif = Image.Exif()
+        exif[EXIF_ORIENTATION] = orientation
+        image.save(path, format=fmt, exif=exif.tobytes(), quality=90)
+    else:
+        image.save(path, format=fmt)
+
+
+def build_repo(root: Path, tasks: tuple[FixtureTask, ...] = TASKS) -> Path:
+    """Write the release under `root` (data/test.jsonl + media/); returns `root`."""
+    media = root / "media"
+    write_image(media / "img_pass.png", (64, 48), "PNG")
+    write_image(media / "img_fail.jpg", (64, 48), "JPEG")
+    write_image(media / "img_exif.jpg", (80, 40), "JPEG", orientation=6)
+    write_image(media / "img_large.png", (4200, 300), "PNG")
+    write_video(media / "vid_cfr.mp4", fps=30, seconds=3.0)
+    write_video(media / "vid_rot.mp4", fps=25, seconds=2.5, rotation=90)
+    write_video(media / "vid_vp9.webm", codec="libvpx-vp9", fps=24, seconds=2.0)
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    with (root / "data" / "test.jsonl").open("w") as handle:
+        for task in tasks:
+            handle.write(json.dumps(task.row()) + "\n")
+    return root
+
+
+def jpeg_bytes(size: tuple[int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(gradient_frame(*size, 0)).save(buffer, format="JPEG")
+    return buffer.getvalue()
