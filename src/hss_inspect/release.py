@@ -115,13 +115,17 @@ def open_release(dataset: str, revision: str) -> Release:
 
 
 def resolve_commit(repo_id: str, revision: str) -> str:
-    """The commit a branch, tag or commit names; says once when the run is not pinned."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.constants import HF_HUB_OFFLINE
+    """The commit a branch, tag or commit names; says once when the run is not pinned.
 
-    if HF_HUB_OFFLINE:
-        commit = _hub_download(repo_id, ROWS_FILE, revision).parent.parent.name
-    else:
+    Fetching the rows file at `revision` records the branch-to-commit mapping in the
+    Hugging Face cache, which is what lets a later HF_HUB_OFFLINE=1 run resolve it.
+    """
+    rows_path = _hub_download(repo_id, ROWS_FILE, revision)
+    # The cache lays files out as .../snapshots/<commit>/data/test.jsonl.
+    commit = rows_path.parent.parent.name
+    if not _COMMIT.match(commit):
+        from huggingface_hub import HfApi
+
         commit = HfApi().dataset_info(repo_id, revision=revision).sha or ""
     if not _COMMIT.match(commit):
         raise DatasetError(f"{repo_id}@{revision}: the hub returned no commit id ({commit!r})")

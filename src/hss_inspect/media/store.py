@@ -73,6 +73,8 @@ def manifest_of(video: SampledVideo, settings: FrameSettings, video_sha256: str)
 def write_frames(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
     """Write the frames and, last, the manifest that marks the folder complete."""
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("frame_*.jpg"):
+        stale.unlink()
     for index, jpeg in enumerate(video.jpegs):
         (folder / frame_name(index)).write_bytes(jpeg)
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))

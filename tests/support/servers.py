@@ -1,0 +1,95 @@
+"""Local stand-ins started by the tests: the scripted model server and an olah hub."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for(check: callable, what: str, timeout: float = 30.0) -> None:  # type: ignore[valid-type]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not start within {timeout} s")
+
+
+@contextmanager
+def scripted_models(workdir: Path) -> Iterator[tuple[str, Path]]:
+    """Start the scripted OpenAI-compatible server; yields (base_url, request log)."""
+    port_file, log_file = workdir / "port", workdir / "requests.jsonl"
+    log_file.touch()
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "scripted_server.py"), str(port_file), str(log_file)]
+    )
+    try:
+        _wait_for(lambda: port_file.exists() and port_file.read_text(), "scripted server")
+        yield f"http://127.0.0.1:{port_file.read_text()}/v1", log_file
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def git_commit_all(repo: Path, message: str) -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.email=tests@hss", "-c", "user.name=tests", *args],
+            cwd=repo, check=True, capture_output=True, text=True,
+        ).stdout.strip()
+
+    if not (repo / ".git").exists():
+        git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", message)
+    return git("rev-parse", "HEAD")
+
+
+@contextmanager
+def olah_hub(mirrors: Path, workdir: Path) -> Iterator[str]:
+    """Serve the git repos under `mirrors/datasets/<org>/<name>` as an offline hub."""
+    port = free_port()
+    config = workdir / "olah.toml"
+    config.write_text(
+        "[basic]\n"
+        f'host = "127.0.0.1"\nport = {port}\n'
+        f'mirror-netloc = "127.0.0.1:{port}"\nmirror-lfs-netloc = "127.0.0.1:{port}"\n'
+        f'repos-path = "{workdir / "olah-repos"}"\nmirrors-path = ["{mirrors}"]\n'
+        "[accessibility]\noffline = true\n"
+    )
+    olah = Path(sys.executable).with_name("olah-cli")
+    log = (workdir / "olah.log").open("w")
+    process = subprocess.Popen(
+        [str(olah), "-c", str(config), "--log-path", str(workdir / "olah-logs")],
+        stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+
+    def up() -> bool:
+        try:
+            return httpx.get(endpoint + "/api/datasets/none/none", timeout=1).status_code > 0
+        except httpx.HTTPError:
+            return False
+
+    try:
+        _wait_for(up, "olah")
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
