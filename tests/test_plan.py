@@ -80,7 +80,9 @@ def test_streaming_choice_matches_brute_force_on_variable_frame_rates(seed: int)
     duration = times[-1] + 1 / 30
     settings = FrameSettings(fps=rng.choice([0.5, 1.0, 2.0, 5.0]), max_frames=rng.randint(1, 60))
     plan = plan_frames(duration, settings)
-    streamed = [i for _, _, i in select_per_boundary(((t, i) for i, t in enumerate(times)), plan.boundaries)]
+    streamed = [
+        i for _, _, i in select_per_boundary(((t, i) for i, t in enumerate(times)), plan.boundaries)
+    ]
     assert streamed == brute_force_choice(times, plan.boundaries)
 
 

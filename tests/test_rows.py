@@ -51,7 +51,10 @@ def test_rubric_may_arrive_as_a_json_string_with_weights() -> None:
         (row(rubric_criteria=[{"id": "c1", "title": "x", "weight": -1}]), "weight -1"),
         (row(num_criteria=3), "num_criteria is 3 but rubric_criteria has 1"),
         (
-            row(rubric_criteria=[{"id": "c", "title": "x"}, {"id": "c", "title": "y"}], num_criteria=2),
+            row(
+                rubric_criteria=[{"id": "c", "title": "x"}, {"id": "c", "title": "y"}],
+                num_criteria=2,
+            ),
             "duplicate criterion id(s) c",
         ),
     ],
@@ -91,7 +94,11 @@ def test_selection_by_media_domain_label_and_subdomain() -> None:
         lines(
             row(task_id="a"),
             row(task_id="b", media_type="video", media_path="media/b.mp4"),
-            row(task_id="c", domain="Physical & Spatial Logic", subdomain='Spatial "Alien Viewpoint"'),
+            row(
+                task_id="c",
+                domain="Physical & Spatial Logic",
+                subdomain='Spatial "Alien Viewpoint"',
+            ),
         ),
         "rows.jsonl",
     )

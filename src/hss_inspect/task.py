@@ -77,6 +77,7 @@ def hss(
             "hss_dataset": release.description,
             "hss_dataset_requested": {"dataset": dataset, "revision": revision},
             "hss_dataset_revision": release.revision,
+            "hss_dataset_pinned": release.revision is not None and release.revision == revision,
             "hss_selection": {
                 "media": media,
                 "domains": as_list(domains),

@@ -50,7 +50,10 @@ def git_commit_all(repo: Path, message: str) -> str:
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", "-c", "user.email=tests@hss", "-c", "user.name=tests", *args],
-            cwd=repo, check=True, capture_output=True, text=True,
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
 
     if not (repo / ".git").exists():
@@ -76,7 +79,9 @@ def olah_hub(mirrors: Path, workdir: Path) -> Iterator[str]:
     log = (workdir / "olah.log").open("w")
     process = subprocess.Popen(
         [str(olah), "-c", str(config), "--log-path", str(workdir / "olah-logs")],
-        stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
     )
     endpoint = f"http://127.0.0.1:{port}"
 

@@ -1,0 +1,42 @@
+"""Running the real `inspect eval` command line against the scripted models."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from inspect_ai.log import EvalLog, read_eval_log
+
+INSPECT = str(Path(sys.executable).with_name("inspect"))
+CANDIDATE = "openai-api/scripted/candidate"
+JUDGE = "openai-api/scripted/judge"
+
+
+def run_eval(
+    task: str,
+    log_dir: Path,
+    base_url: str,
+    *args: str,
+    model: str = CANDIDATE,
+    grader: str | None = JUDGE,
+    env: dict[str, str] | None = None,
+) -> tuple[EvalLog, subprocess.CompletedProcess[str]]:
+    """Run one eval in a child process; returns its log (read in full) and the process."""
+    command = [INSPECT, "eval", task, "--model", model, "--log-dir", str(log_dir)]
+    command += ["--display", "plain", "--log-format", "eval", *args]
+    if grader:
+        command += ["--model-role", f"grader={grader}"]
+    child_env = {
+        **os.environ,
+        "SCRIPTED_API_KEY": "test-key",
+        "SCRIPTED_BASE_URL": base_url,
+        "COLUMNS": "400",  # keep console lines whole for assertions on them
+        **(env or {}),
+    }
+    before = set(log_dir.glob("*.eval")) if log_dir.exists() else set()
+    done = subprocess.run(command, env=child_env, capture_output=True, text=True, timeout=300)
+    written = sorted(set(log_dir.glob("*.eval")) - before)
+    assert written, f"no log written\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    return read_eval_log(str(written[-1])), done
