@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import subprocess
 from pathlib import Path
 
 import pytest
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, read_eval_log
 
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS
-from tests.support.runs import run_eval
+from tests.support.runs import INSPECT, run_eval
 
 pytestmark = pytest.mark.slow
 
@@ -212,3 +214,38 @@ def test_refuses_to_run_without_a_bound_grader(
     assert log.status == "error"
     assert log.error is not None and "--model-role grader=" in log.error.message
     assert request_log.read_text().splitlines()[start:] == []
+
+
+def test_inspect_score_regrades_the_same_answers_with_another_judge(
+    standard_run, model_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    log, _ = standard_run
+    out = tmp_path / "regraded.eval"
+    command = [
+        INSPECT,
+        "score",
+        log.location,
+        "--scorer",
+        "hss_inspect/rubric_judge",
+        "--model-role",
+        "grader=openai-api/scripted/judge-two",
+        "--action",
+        "append",
+        "--output-file",
+        str(out),
+        "--display",
+        "plain",
+    ]
+    env = {**os.environ, "SCRIPTED_API_KEY": "k", "SCRIPTED_BASE_URL": model_server[0]}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    regraded = read_eval_log(str(out))
+    assert regraded.results is not None
+    first, second = regraded.results.scores
+    assert second.metrics["pass_at_1"].value == pytest.approx(first.metrics["pass_at_1"].value)
+    judges = {
+        s.scores[second.name].metadata.get("judge_model")
+        for s in regraded.samples or []
+        if s.scores and not s.scores[second.name].metadata.get("no_answer")
+    }
+    assert judges == {"openai-api/scripted/judge-two"}

@@ -1,0 +1,51 @@
+"""Per-model limits and the native-video decision, from task_configs/model_limits.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hss_inspect.config import data_dir, limits_for, presets
+from hss_inspect.settings import FrameSettings, MediaSettings
+from hss_inspect.solver import frame_settings_for, use_native_video
+
+
+def test_paper_frame_caps_apply_only_when_no_cap_is_given() -> None:
+    media = MediaSettings()
+    assert frame_settings_for(media, "openai-api/proxy/qwen3.8-max").max_images == 250
+    assert frame_settings_for(media, "openai/gpt-6-astra").max_images is None
+    explicit = MediaSettings(frames=FrameSettings(max_images=7))
+    assert frame_settings_for(explicit, "openai-api/proxy/qwen3.8-max").max_images == 7
+
+
+def test_native_video_follows_the_option_the_provider_and_the_file(tmp_path: Path) -> None:
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"0" * 1000)
+    webm = tmp_path / "clip.webm"
+    webm.write_bytes(b"0" * 1000)
+    auto = MediaSettings()
+    assert use_native_video(auto, "google/gemini-3.8-flash", clip)
+    assert not use_native_video(auto, "openai/gpt-6-astra", clip)
+    assert use_native_video(MediaSettings(native_video="true"), "openai/gpt-6-astra", clip)
+    assert not use_native_video(
+        MediaSettings(native_video="false"), "google/gemini-3.8-flash", clip
+    )
+    assert not use_native_video(auto, "google/gemini-3.8-flash", webm)
+    too_big = MediaSettings(native_video_max_bytes=999)
+    assert not use_native_video(too_big, "google/gemini-3.8-flash", clip)
+
+
+def test_every_preset_file_becomes_a_task_with_its_options() -> None:
+    files = sorted(data_dir("task_configs").glob("hss_*.yaml"))
+    found = {p.name: p.task_args for p in presets()}
+    assert set(found) == {f.stem for f in files}
+    for path in files:
+        assert found[path.stem] == yaml.safe_load(path.read_text())["task_args"]
+    assert found["hss_blind"] == {"condition": "blind"}
+
+
+@pytest.mark.parametrize("name", ["google/gemini-3.6-flash", "GOOGLE/Gemini-X"])
+def test_limits_match_case_insensitively(name: str) -> None:
+    assert limits_for(name).native_video
