@@ -16,7 +16,8 @@ BLIND_SYSTEM_MESSAGE = (
     "answered without seeing the media, you may say that you cannot tell."
 )
 
-IMAGE_NOTE = "Here is an image. Study it, then answer the question that follows it."
+# Notes end with a line break so providers that join text parts keep them apart.
+IMAGE_NOTE = "Here is an image. Study it, then answer the question that follows it.\n"
 
 
 def question_text(prompt: str) -> str:
@@ -47,14 +48,14 @@ def frames_note(
         f"{format_seconds(duration)} seconds, {rate}. Their times in seconds are "
         f"{listed_times(timestamps)}. Each frame comes after a label giving its time. "
         "Take the frames together as a single continuous video, then answer the "
-        "question that follows them."
+        "question that follows them.\n"
     )
 
 
 def native_video_note(duration: float) -> str:
     return (
         f"Here is a video clip lasting {format_seconds(duration)} seconds. Watch it, "
-        "then answer the question that follows it."
+        "then answer the question that follows it.\n"
     )
 
 

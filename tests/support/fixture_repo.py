@@ -153,6 +153,39 @@ def gradient_frame(width: int, height: int, index: int) -> np.ndarray:
     return frame
 
 
+INDEX_BITS = 12
+
+
+def index_frame(width: int, height: int, index: int) -> np.ndarray:
+    """A frame whose index survives lossy coding: 12 large black-or-white blocks."""
+    frame = np.zeros((height, width, 3), np.uint8)
+    columns, rows = 4, 3
+    for bit in range(INDEX_BITS):
+        if index >> bit & 1:
+            row, column = divmod(bit, columns)
+            frame[
+                row * height // rows : (row + 1) * height // rows,
+                column * width // columns : (column + 1) * width // columns,
+            ] = 255
+    return frame
+
+
+def read_index(pixels: np.ndarray) -> int:
+    """The index `index_frame` drew, read back from decoded (possibly scaled) pixels."""
+    height, width = pixels.shape[:2]
+    columns, rows = 4, 3
+    value = 0
+    for bit in range(INDEX_BITS):
+        row, column = divmod(bit, columns)
+        block = pixels[
+            row * height // rows + height // 12 : (row + 1) * height // rows - height // 12,
+            column * width // columns + width // 16 : (column + 1) * width // columns - width // 16,
+        ]
+        if block.mean() > 128:
+            value |= 1 << bit
+    return value
+
+
 def write_video(
     path: Path,
     *,
@@ -163,25 +196,26 @@ def write_video(
     rotation: int = 0,
     frame_times: list[float] | None = None,
     options: dict[str, str] | None = None,
+    numbered: bool = False,
 ) -> list[float]:
     """Encode a synthetic clip; returns the presentation time of every frame written.
 
-    With `frame_times` the clip has those (variable) frame times, on a 1/1000 s clock.
+    With `frame_times` the clip has those (variable) frame times, on a 1/1000 s clock;
+    `numbered` draws each frame's index in it (see `index_frame`).
     """
+    draw = index_frame if numbered else gradient_frame
     path.parent.mkdir(parents=True, exist_ok=True)
     times = frame_times or [i / fps for i in range(round(fps * seconds))]
     with av.open(str(path), "w") as container:
-        stream = container.add_stream(codec, rate=fps)
+        stream = container.add_stream(codec, rate=fps, options=dict(options or {}))
         stream.width, stream.height = size
         stream.pix_fmt = "yuv420p"
-        if options:
-            stream.options = options
         if frame_times is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation:
             stream.set_display_rotation(rotation)
         for index, time in enumerate(times):
-            frame = av.VideoFrame.from_ndarray(gradient_frame(*size, index), format="rgb24")
+            frame = av.VideoFrame.from_ndarray(draw(*size, index), format="rgb24")
             if frame_times is not None:
                 frame.pts = round(time * 1000)
                 frame.time_base = Fraction(1, 1000)

@@ -8,6 +8,7 @@ labelled i / f_eff seconds and shows the last decoded frame whose presentation t
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -89,6 +90,15 @@ def select_per_boundary(
     while slot < len(boundaries):
         yield slot, previous[0], previous[1]
         slot += 1
+
+
+def last_before(sorted_times: Sequence[float], boundaries: Sequence[float]) -> list[int]:
+    """For each boundary, the index of the last time before it (0 when none is).
+
+    The same choice as `select_per_boundary`, made from a list of presentation times
+    known in advance (a clip's packet index) instead of a stream of decoded frames.
+    """
+    return [max(0, bisect.bisect_left(sorted_times, b) - 1) for b in boundaries]
 
 
 def format_seconds(value: float) -> str:

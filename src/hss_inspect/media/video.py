@@ -1,13 +1,22 @@
 """Decoding a clip into the frames of its sampling plan, with PyAV.
 
-Frames stream through the decoder; only the frames the plan keeps are converted,
-scaled (in the decoder's pixel pipeline, Lanczos) and encoded as JPEG.
+The clip's packets are read first, without decoding: their presentation times say
+which source frame each slot of the plan needs (the reference rule) and where the
+keyframes are. The decoder then seeks to the keyframe before each needed frame when
+that skips work, decodes reference frames on the way, skips the non-reference frames
+it does not need, and converts, scales (in the decoder's pixel pipeline) and encodes
+only the frames the plan keeps. Memory stays at a few frames whatever the clip length.
+
+If anything about the clip defeats that (packets without timestamps, a decoder that
+labels frames differently from their packets), every frame is decoded in order and the
+same rule is applied to the decoded frames: slower, never different.
 """
 
 from __future__ import annotations
 
+import bisect
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -16,7 +25,7 @@ import av
 from PIL import Image
 
 from hss_inspect.media.errors import MediaError
-from hss_inspect.media.plan import FramePlan, plan_frames, select_per_boundary
+from hss_inspect.media.plan import FramePlan, last_before, plan_frames, select_per_boundary
 from hss_inspect.settings import FrameSettings
 
 # Display-matrix rotation (degrees counter-clockwise, as PyAV reports it) to the
@@ -26,6 +35,12 @@ _ROTATIONS = {
     180: Image.Transpose.ROTATE_180,
     270: Image.Transpose.ROTATE_270,
 }
+# Decoders that read `skip_frame` per packet, so unneeded non-reference frames can be
+# skipped while the wanted ones are decoded (libdav1d, for one, fixes it at start-up).
+_SKIPS_PER_PACKET = {"h264", "hevc", "vp9"}
+# Below this spacing between slots (seconds) keyframes are never far enough apart to
+# seek past, so the packet index is not worth reading.
+_INDEX_MIN_SPACING = 0.5
 
 
 @dataclass(frozen=True)
@@ -47,18 +62,38 @@ class SampledVideo:
         return len(self.timestamps) < self.planned_frames
 
 
+@dataclass(frozen=True)
+class PacketIndex:
+    """Presentation times of a clip's decodable packets, read without decoding."""
+
+    time_base: Fraction
+    pts: tuple[int, ...]
+    keyframes: tuple[int, ...]
+
+    def seconds(self, pts: int) -> float:
+        return float((pts - self.pts[0]) * self.time_base)
+
+    def keyframe_at_or_before(self, pts: int) -> int:
+        return self.keyframes[max(0, bisect.bisect_right(self.keyframes, pts) - 1)]
+
+
+def _video_stream(container: av.container.InputContainer, path: Path) -> av.VideoStream:
+    if not container.streams.video:
+        raise MediaError(f"{path}: no video stream in this file")
+    return container.streams.video[0]
+
+
 def probe_duration(path: Path) -> float:
     """Clip duration in seconds: the container's, else the stream's, else from its packets."""
     with av.open(str(path)) as container:
-        if container.duration is not None and container.duration > 0:
-            return container.duration / av.time_base
-        stream = _video_stream(container, path)
-        if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
-            return float(stream.duration * stream.time_base)
-        return _duration_from_packets(container, stream)
+        return _duration(container, _video_stream(container, path))
 
 
-def _duration_from_packets(container: av.container.InputContainer, stream: av.VideoStream) -> float:
+def _duration(container: av.container.InputContainer, stream: av.VideoStream) -> float:
+    if container.duration is not None and container.duration > 0:
+        return container.duration / av.time_base
+    if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
+        return float(stream.duration * stream.time_base)
     first: int | None = None
     end = 0
     for packet in container.demux(stream):
@@ -71,26 +106,142 @@ def _duration_from_packets(container: av.container.InputContainer, stream: av.Vi
     return float((end - first) * stream.time_base)
 
 
-def _video_stream(container: av.container.InputContainer, path: Path) -> av.VideoStream:
-    if not container.streams.video:
-        raise MediaError(f"{path}: no video stream in this file")
-    return container.streams.video[0]
+def read_packet_index(path: Path) -> PacketIndex | None:
+    """The clip's packet times and keyframes, or None when some packet has no timestamp."""
+    times: list[int] = []
+    keys: list[int] = []
+    with av.open(str(path)) as container:
+        stream = _video_stream(container, path)
+        for packet in container.demux(stream):
+            if packet.size == 0:
+                continue  # the demuxer's end-of-stream marker
+            if packet.pts is None or stream.time_base is None:
+                return None
+            if packet.is_discard:
+                continue
+            times.append(packet.pts)
+            if packet.is_keyframe:
+                keys.append(packet.pts)
+        if not times or not keys or stream.time_base is None:
+            return None
+        return PacketIndex(stream.time_base, tuple(sorted(times)), tuple(sorted(keys)))
 
 
 def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
     """Probe, plan and decode `path` into the frames `settings` asks for."""
     try:
         plan = plan_frames(probe_duration(path), settings)
-        return _decode_plan(path, plan, settings)
+        spacing = 1 / plan.effective_fps
+        index = read_packet_index(path) if spacing > _INDEX_MIN_SPACING else None
+        if index is not None:
+            sampled = _decode_indexed(path, plan, settings, index)
+            if sampled is not None:
+                return sampled
+        return _decode_streaming(path, plan, settings)
     except av.FFmpegError as exc:
         raise MediaError(f"{path}: cannot decode video ({exc})") from exc
 
 
-def _decode_plan(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
+class _FrameEncoder:
+    """Converts, scales, rotates and encodes kept frames; remembers size and rotation."""
+
+    def __init__(self, settings: FrameSettings) -> None:
+        self.settings = settings
+        self.size = (0, 0)
+        self.rotation = 0
+
+    def encode(self, frame: av.VideoFrame) -> bytes:
+        self.rotation = int(round(frame.rotation)) % 360
+        image = _scaled_image(frame, self.settings.frame_side, self.rotation)
+        self.size = image.size
+        return _jpeg(image, self.settings.jpeg_quality)
+
+
+def _result(
+    plan: FramePlan, encoder: _FrameEncoder, jpegs: list[bytes], source_times: list[float]
+) -> SampledVideo:
+    return SampledVideo(
+        duration=plan.duration,
+        effective_fps=plan.effective_fps,
+        planned_frames=plan.planned_frames,
+        timestamps=plan.timestamps,
+        source_times=tuple(source_times),
+        jpegs=tuple(jpegs),
+        width=encoder.size[0],
+        height=encoder.size[1],
+        rotation=encoder.rotation,
+    )
+
+
+def _decode_indexed(
+    path: Path, plan: FramePlan, settings: FrameSettings, index: PacketIndex
+) -> SampledVideo | None:
+    """Decode only what the plan's frames need; None if the decoder did not deliver them."""
+    times = [index.seconds(p) for p in index.pts]
+    wanted = [index.pts[i] for i in last_before(times, plan.boundaries)]
+    encoder = _FrameEncoder(settings)
+    encoded: dict[int, bytes] = {}
+    with av.open(str(path)) as container:
+        stream = _video_stream(container, path)
+        stream.thread_type = "AUTO"
+        for pts, frame in _wanted_frames(container, stream, index, sorted(set(wanted))):
+            encoded[pts] = encoder.encode(frame)
+    if len(encoded) != len(set(wanted)):
+        return None
+    return _result(plan, encoder, [encoded[p] for p in wanted], [index.seconds(p) for p in wanted])
+
+
+def _wanted_frames(
+    container: av.container.InputContainer,
+    stream: av.VideoStream,
+    index: PacketIndex,
+    wanted: Sequence[int],
+) -> Iterator[tuple[int, av.VideoFrame]]:
+    """Decoded frames whose timestamps are in `wanted` (sorted), in order.
+
+    Each pass seeks to the keyframe before the next wanted frame and decodes forward;
+    a pass ends as soon as the next wanted frame lies past a later keyframe. Every
+    pass starts at a later keyframe than the one before, so the loop ends.
+    """
+    wanted_set = set(wanted)
+    context = stream.codec_context
+    skip_unwanted = "NONREF" if context.name in _SKIPS_PER_PACKET else "DEFAULT"
+    next_wanted = 0
+    while next_wanted < len(wanted):
+        start = index.keyframe_at_or_before(wanted[next_wanted])
+        container.seek(start, stream=stream, backward=True, any_frame=False)
+        current_keyframe = start
+        jumped = False
+        for packet in container.demux(stream):
+            is_flush = packet.size == 0
+            if not is_flush:
+                if packet.pts is None or packet.pts < start:
+                    # Landed before the keyframe asked for, or a leading picture of an
+                    # open GOP: nothing earlier than the keyframe is wanted.
+                    continue
+                if packet.is_keyframe:
+                    current_keyframe = packet.pts
+            wanted_here = is_flush or packet.pts in wanted_set
+            context.skip_frame = "DEFAULT" if wanted_here else skip_unwanted
+            for frame in packet.decode():
+                if frame.pts in wanted_set:
+                    yield frame.pts, frame
+                    while next_wanted < len(wanted) and wanted[next_wanted] <= frame.pts:
+                        next_wanted += 1
+            if next_wanted >= len(wanted):
+                return
+            if index.keyframe_at_or_before(wanted[next_wanted]) > current_keyframe:
+                jumped = True
+                break
+        if not jumped:
+            return  # end of stream: what was not delivered makes the caller fall back
+
+
+def _decode_streaming(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
+    """Decode every frame in order and keep the last one before each slot's boundary."""
+    encoder = _FrameEncoder(settings)
     jpegs: list[bytes] = []
     source_times: list[float] = []
-    size = (0, 0)
-    rotation = 0
     last: tuple[float, bytes] | None = None
     with av.open(str(path)) as container:
         stream = _video_stream(container, path)
@@ -99,25 +250,12 @@ def _decode_plan(path: Path, plan: FramePlan, settings: FrameSettings) -> Sample
             _timed_frames(container, stream), plan.boundaries
         ):
             if last is None or last[0] != time:
-                rotation = _rotation_of(frame)
-                image = _scaled_image(frame, settings.frame_side, rotation)
-                size = image.size
-                last = (time, _jpeg(image, settings.jpeg_quality))
+                last = (time, encoder.encode(frame))
             jpegs.append(last[1])
             source_times.append(time)
     if not jpegs:
         raise MediaError(f"{path}: no decodable video frames")
-    return SampledVideo(
-        duration=plan.duration,
-        effective_fps=plan.effective_fps,
-        planned_frames=plan.planned_frames,
-        timestamps=plan.timestamps,
-        source_times=tuple(source_times),
-        jpegs=tuple(jpegs),
-        width=size[0],
-        height=size[1],
-        rotation=rotation,
-    )
+    return _result(plan, encoder, jpegs, source_times)
 
 
 def _timed_frames(
@@ -137,10 +275,6 @@ def _timed_frames(
             first = frame.pts
         previous = float((frame.pts - first) * time_base)
         yield previous, frame
-
-
-def _rotation_of(frame: av.VideoFrame) -> int:
-    return round(frame.rotation) % 360
 
 
 def _scaled_image(frame: av.VideoFrame, side: int, rotation: int) -> Image.Image:
