@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Literal
 
 import av
 from PIL import Image
@@ -151,7 +152,7 @@ class _FrameEncoder:
         self.rotation = 0
 
     def encode(self, frame: av.VideoFrame) -> bytes:
-        self.rotation = int(round(frame.rotation)) % 360
+        self.rotation = round(frame.rotation) % 360
         image = _scaled_image(frame, self.settings.frame_side, self.rotation)
         self.size = image.size
         return _jpeg(image, self.settings.jpeg_quality)
@@ -205,7 +206,9 @@ def _wanted_frames(
     """
     wanted_set = set(wanted)
     context = stream.codec_context
-    skip_unwanted = "NONREF" if context.name in _SKIPS_PER_PACKET else "DEFAULT"
+    skip_unwanted: Literal["NONREF", "DEFAULT"] = (
+        "NONREF" if context.name in _SKIPS_PER_PACKET else "DEFAULT"
+    )
     next_wanted = 0
     while next_wanted < len(wanted):
         start = index.keyframe_at_or_before(wanted[next_wanted])
