@@ -12,15 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from hss_inspect.media.image import PreparedImage, prepare_image, shrink_jpegs_to_budget
-from hss_inspect.media.store import cached_sample_video, file_sha256
+from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
+from hss_inspect.media.store import cached_prepare_image, cached_sample_video, remembered_sha256
 from hss_inspect.media.video import SampledVideo
 from hss_inspect.settings import FrameSettings
 
 R = TypeVar("R")
 
 _inflight: dict[tuple[object, ...], asyncio.Future[Any]] = {}
-_sha_memo: dict[tuple[str, int, int], str] = {}
 
 
 async def _once(key: tuple[object, ...], work: Callable[[], R]) -> R:
@@ -35,19 +34,8 @@ async def _once(key: tuple[object, ...], work: Callable[[], R]) -> R:
     return cast(R, await asyncio.shield(future))
 
 
-def content_sha256(path: Path) -> str:
-    """sha256 of a file, remembered for as long as its size and mtime are unchanged."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    digest = _sha_memo.get(key)
-    if digest is None:
-        digest = file_sha256(path)
-        _sha_memo[key] = digest
-    return digest
-
-
 async def media_sha256(path: Path) -> str:
-    return await _once(("sha", str(path)), lambda: content_sha256(path))
+    return await _once(("sha", str(path)), lambda: remembered_sha256(path))
 
 
 async def video_frames(path: Path, settings: FrameSettings, byte_budget: int) -> SampledVideo:
@@ -71,7 +59,7 @@ def _with_jpegs(video: SampledVideo, jpegs: list[bytes]) -> SampledVideo:
 async def image_bytes(path: Path, max_side: int, max_bytes: int) -> PreparedImage:
     return await _once(
         ("image", str(path), max_side, max_bytes),
-        lambda: prepare_image(path, max_side, max_bytes),
+        lambda: cached_prepare_image(path, max_side, max_bytes),
     )
 
 

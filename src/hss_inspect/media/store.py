@@ -1,29 +1,45 @@
-"""A content-addressed disk cache of sampled frames, shared by runs, epochs and models.
+"""A content-addressed disk cache of prepared media, shared by runs, epochs, models and
+processes.
 
-An entry is a folder `frame_00000.jpg ...` + `frames.json`, keyed by the clip's content
-hash and the frame settings. Entries are built in a temporary folder and renamed into
-place, so a reader sees a whole entry or none; an entry whose files do not match its
-manifest is rebuilt.
+- `frames/<key>/`: `frame_00000.jpg ...` + `frames.json`, keyed by the clip's content
+  hash and the frame settings;
+- `images/<key>/`: `image.json` (+ `image.bin` when the image was re-encoded), keyed by
+  the image's content hash and the size limits;
+- `hashes/`: content hashes of files already read, by path, size and modification time.
+
+Entries are built in a temporary folder and renamed into place, so a reader sees a whole
+entry or none. A lock file per key makes a second process wait for the first instead of
+preparing the same media again. An entry whose files do not match their recorded sizes
+and hashes is rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hss_inspect.media.image import PreparedImage, prepare_image
 from hss_inspect.media.video import SampledVideo, sample_video
 from hss_inspect.settings import FrameSettings
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
 MANIFEST = "frames.json"
+IMAGE_MANIFEST = "image.json"
+IMAGE_DATA = "image.bin"
 # Bump when the frame choice or encoding changes, so old entries stop matching.
 FRAME_ALGORITHM_VERSION = 1
+IMAGE_ALGORITHM_VERSION = 1
 _HASH_CHUNK = 4 * 1024 * 1024
+_SECTIONS = ("frames", "images", "hashes", "locks")
 
 
 def cache_root() -> Path:
@@ -42,9 +58,28 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def frames_key(video_sha256: str, settings: FrameSettings) -> str:
-    spec = {"video": video_sha256, "settings": settings.as_dict(), "v": FRAME_ALGORITHM_VERSION}
+def remembered_sha256(path: Path, root: Path | None = None) -> str:
+    """sha256 of a file, read once and then remembered while its size and mtime hold."""
+    stat = path.stat()
+    identity = f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}"
+    memo = (root or cache_root()) / "hashes" / hashlib.sha256(identity.encode()).hexdigest()
+    with contextlib.suppress(OSError):
+        remembered = memo.read_text().strip()
+        if len(remembered) == 64:
+            return remembered
+    digest = file_sha256(path)
+    _write_atomically(memo, digest.encode())
+    return digest
+
+
+def _key(spec: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def frames_key(video_sha256: str, settings: FrameSettings) -> str:
+    return _key(
+        {"video": video_sha256, "settings": settings.as_dict(), "v": FRAME_ALGORITHM_VERSION}
+    )
 
 
 def frame_name(index: int) -> str:
@@ -85,7 +120,7 @@ def read_frames(folder: Path) -> SampledVideo | None:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
         jpegs = tuple((folder / frame_name(i)).read_bytes() for i in range(manifest["frame_count"]))
-        if [len(j) for j in jpegs] != manifest["frame_bytes"]:
+        if [hashlib.sha256(j).hexdigest() for j in jpegs] != manifest["frame_sha256"]:
             return None
         return SampledVideo(
             duration=manifest["duration"],
@@ -106,25 +141,142 @@ def cached_sample_video(
     path: Path, settings: FrameSettings, video_sha256: str | None = None, root: Path | None = None
 ) -> SampledVideo:
     """Frames of `path` from the cache, sampling and storing them on a miss."""
-    digest = video_sha256 or file_sha256(path)
-    entry = (root or cache_root()) / "frames" / frames_key(digest, settings)
+    root = root or cache_root()
+    digest = video_sha256 or remembered_sha256(path, root)
+    key = frames_key(digest, settings)
+    entry = root / "frames" / key
     cached = read_frames(entry)
     if cached is not None:
         return cached
-    video = sample_video(path, settings)
-    _store_atomically(entry, video, manifest_of(video, settings, digest))
-    return video
+    with _locked(root, key):
+        # Another process may have finished this entry while we waited for the lock.
+        cached = read_frames(entry)
+        if cached is not None:
+            return cached
+        video = sample_video(path, settings)
+        _replace_entry(
+            entry,
+            lambda staging: write_frames(staging, video, manifest_of(video, settings, digest)),
+        )
+        return video
 
 
-def _store_atomically(entry: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
+def cached_prepare_image(
+    path: Path, max_side: int, max_bytes: int, root: Path | None = None
+) -> PreparedImage:
+    """The image to send for `path`, from the cache or prepared and stored."""
+    root = root or cache_root()
+    digest = remembered_sha256(path, root)
+    key = _key(
+        {
+            "image": digest,
+            "max_side": max_side,
+            "max_bytes": max_bytes,
+            "v": IMAGE_ALGORITHM_VERSION,
+        }
+    )
+    entry = root / "images" / key
+    cached = _read_image(entry, path)
+    if cached is not None:
+        return cached
+    with _locked(root, key):
+        cached = _read_image(entry, path)
+        if cached is not None:
+            return cached
+        image = prepare_image(path, max_side, max_bytes)
+        _replace_entry(entry, lambda staging: _write_image(staging, image))
+        return image
+
+
+def _write_image(folder: Path, image: PreparedImage) -> None:
+    if image.reencoded:
+        (folder / IMAGE_DATA).write_bytes(image.data)
+    record = {**asdict(image), "data": None, "data_sha256": hashlib.sha256(image.data).hexdigest()}
+    (folder / IMAGE_MANIFEST).write_text(json.dumps(record))
+
+
+def _read_image(folder: Path, original: Path) -> PreparedImage | None:
+    try:
+        record = json.loads((folder / IMAGE_MANIFEST).read_text())
+        data = (folder / IMAGE_DATA if record["reencoded"] else original).read_bytes()
+        if hashlib.sha256(data).hexdigest() != record["data_sha256"]:
+            return None
+        return PreparedImage(
+            data,
+            record["mime"],
+            record["width"],
+            record["height"],
+            record["reencoded"],
+            record["original_bytes"],
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _replace_entry(entry: Path, fill: Any) -> None:
+    """Build an entry in a staging folder, then rename it into place."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=entry.parent))
     try:
-        write_frames(staging, video, manifest)
+        fill(staging)
         if entry.exists():
-            # A corrupt entry (or another process's finished one) is in the way.
-            shutil.rmtree(entry, ignore_errors=True)
+            shutil.rmtree(entry, ignore_errors=True)  # a corrupt entry is in the way
         os.rename(staging, entry)
-    except OSError:
-        # Lost a race to another process that renamed its complete entry first.
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=".partial-", dir=target.parent)
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.replace(temporary, target)
+
+
+@contextlib.contextmanager
+def _locked(root: Path, key: str) -> Iterator[None]:
+    """Hold an exclusive lock on `key` across processes (released if the holder dies)."""
+    lock_path = root / "locks" / f"{key}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("a+b") as handle:
+        if sys.platform != "win32":
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    root: Path
+    frame_entries: int
+    image_entries: int
+    files: int
+    bytes: int
+
+
+def cache_stats(root: Path | None = None) -> CacheStats:
+    root = root or cache_root()
+    files = [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+    def entries(section: str) -> int:
+        folder = root / section
+        return (
+            sum(1 for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+            if folder.exists()
+            else 0
+        )
+
+    return CacheStats(
+        root, entries("frames"), entries("images"), len(files), sum(p.stat().st_size for p in files)
+    )
+
+
+def clear_cache(root: Path | None = None) -> CacheStats:
+    """Delete every entry; returns what there was."""
+    root = root or cache_root()
+    before = cache_stats(root)
+    for section in _SECTIONS:
+        shutil.rmtree(root / section, ignore_errors=True)
+    return before

@@ -1,0 +1,30 @@
+"""A process that fills the frame cache for one clip, recording each real decode.
+
+Usage: python cache_child.py CLIP DECODE_LOG. Prints the sha256 of the frames it got.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from hss_inspect.media import store
+from hss_inspect.settings import FrameSettings
+
+clip, decode_log = Path(sys.argv[1]), Path(sys.argv[2])
+real_sample_video = store.sample_video
+
+
+def recording_sample_video(path: Path, settings: FrameSettings) -> store.SampledVideo:
+    with decode_log.open("a") as log:
+        log.write(f"{os.getpid()}\n")
+    time.sleep(0.5)  # widen the window in which a second process could start decoding too
+    return real_sample_video(path, settings)
+
+
+store.sample_video = recording_sample_video
+video = store.cached_sample_video(clip, FrameSettings())
+print(hashlib.sha256(b"".join(video.jpegs)).hexdigest())

@@ -1,0 +1,206 @@
+"""The shared media cache across processes, `prepare`, and preparation inside an eval."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.clips import ClipSpec, write_clip
+from hss_inspect.cli import main as cli_main
+from hss_inspect.media import service, store
+from hss_inspect.media.video import sample_video
+from hss_inspect.settings import FrameSettings
+from tests.support.fixture_repo import FixtureTask, build_repo, write_video
+
+HERE = Path(__file__).parent
+CLI = str(Path(sys.executable).with_name("hss-inspect"))
+
+
+def test_two_processes_decode_a_clip_once(tmp_path: Path, private_cache: Path) -> None:
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=30, seconds=4.0, size=(320, 240))
+    log = tmp_path / "decodes.log"
+    children = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "support" / "cache_child.py"), str(clip), str(log)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(HERE.parent)},
+        )
+        for _ in range(2)
+    ]
+    outputs = [child.communicate(timeout=120)[0].strip() for child in children]
+    assert all(child.returncode == 0 for child in children)
+    assert len(log.read_text().splitlines()) == 1
+    expected = hashlib.sha256(b"".join(sample_video(clip, FrameSettings()).jpegs)).hexdigest()
+    assert outputs == [expected, expected]
+
+
+def test_epochs_of_one_clip_share_one_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=30, seconds=3.0, size=(320, 240))
+    calls = []
+    real = store.sample_video
+
+    def counting(path: Path, settings: FrameSettings) -> store.SampledVideo:
+        calls.append(path)
+        time.sleep(0.2)
+        return real(path, settings)
+
+    monkeypatch.setattr(store, "sample_video", counting)
+
+    async def three_epochs() -> list[store.SampledVideo]:
+        return await asyncio.gather(
+            *(service.video_frames(clip, FrameSettings(), 32_000_000) for _ in range(3))
+        )
+
+    results = asyncio.run(three_epochs())
+    assert len(calls) == 1
+    assert results[0].jpegs == results[1].jpegs == results[2].jpegs
+
+
+def test_event_loop_keeps_running_while_a_clip_is_prepared(tmp_path: Path) -> None:
+    clip = tmp_path / "long.mp4"
+    # Textured, panning content: real decoding work, unlike the flat test patterns.
+    write_clip(ClipSpec("long", "libx264", 640, 360, 30, 30, {"preset": "ultrafast"}), clip)
+
+    async def measure() -> tuple[float, int, float]:
+        gaps: list[float] = []
+        done = asyncio.Event()
+
+        async def ticker() -> None:
+            last = time.perf_counter()
+            while not done.is_set():
+                await asyncio.sleep(0.01)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        tick = asyncio.create_task(ticker())
+        started = time.perf_counter()
+        await service.video_frames(clip, FrameSettings(), 32_000_000)
+        elapsed = time.perf_counter() - started
+        done.set()
+        await tick
+        return max(gaps), len(gaps), elapsed
+
+    worst_gap, ticks, elapsed = asyncio.run(measure())
+    assert elapsed > 0.3, "the clip decoded too fast to tell anything"
+    assert worst_gap < 0.25
+    assert ticks > elapsed / 0.05
+
+
+def _clip_tasks(count: int) -> tuple[FixtureTask, ...]:
+    return tuple(
+        FixtureTask(
+            f"clip-{i}",
+            "PASS",
+            "Temporal & Causal Dynamics",
+            "Retrodiction",
+            "video",
+            f"media/clip_{i}.mp4",
+            ({"id": "c1", "title": "x"},),
+        )
+        for i in range(count)
+    )
+
+
+def _release_with_clips(root: Path, count: int) -> Path:
+    tasks = _clip_tasks(count)
+    build_repo(root, tasks)
+    for i in range(count):
+        write_video(root / "media" / f"clip_{i}.mp4", fps=30, seconds=6.0 + i, size=(640, 360))
+    return root
+
+
+def _entries(cache: Path) -> dict[str, bytes]:
+    frames = cache / "frames"
+    return {
+        str(p.relative_to(frames)): p.read_bytes()
+        for p in sorted(frames.rglob("*"))
+        if p.is_file() and not p.parent.name.startswith(".")
+    }
+
+
+def test_killed_prepare_resumes_to_identical_bytes(tmp_path: Path) -> None:
+    release = _release_with_clips(tmp_path / "release", 5)
+    command = [CLI, "prepare", "--dataset", str(release), "--max-frames", "500,4", "--jobs", "1"]
+    interrupted, clean = tmp_path / "interrupted", tmp_path / "clean"
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, "HSS_INSPECT_CACHE": str(interrupted)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list((interrupted / "frames").glob("*/frames.json")):
+        assert time.monotonic() < deadline and process.poll() is None, "prepare ended early"
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    finished_before = len(list((interrupted / "frames").glob("*/frames.json")))
+    assert 0 < finished_before < 10
+
+    for cache in (interrupted, clean):
+        done = subprocess.run(
+            command,
+            env={**os.environ, "HSS_INSPECT_CACHE": str(cache)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "prepared 5 clip(s)" in done.stdout and "0 failure(s)" in done.stdout
+    assert _entries(interrupted) == _entries(clean)
+    assert len(list((clean / "frames").glob("*/frames.json"))) == 10
+
+
+def test_prepare_reports_failures_with_their_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = _release_with_clips(tmp_path / "release", 2)
+    (release / "media" / "clip_1.mp4").write_bytes(b"not a video")
+    status = cli_main(["prepare", "--dataset", str(release), "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "prepared 1 clip(s)" in out and "1 failure(s)" in out
+    assert "FAILED clip-1 (media/clip_1.mp4)" in out and "cannot decode video" in out
+
+
+def test_cache_command_shows_and_clears(
+    tmp_path: Path, private_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=30, seconds=2.0)
+    store.cached_sample_video(clip, FrameSettings())
+    assert cli_main(["cache"]) == 0
+    shown = capsys.readouterr().out
+    assert str(private_cache) in shown and "holds 1 frame set(s)" in shown
+    assert cli_main(["cache", "--clear"]) == 0
+    assert store.cache_stats().frame_entries == 0
+
+
+def test_warm_cache_needs_no_decoding_or_hashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=30, seconds=2.0)
+    first = store.cached_sample_video(clip, FrameSettings())
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a warm cache read the clip again")
+
+    monkeypatch.setattr(store, "sample_video", refuse)
+    monkeypatch.setattr(store, "file_sha256", refuse)
+    assert store.cached_sample_video(clip, FrameSettings()) == first
