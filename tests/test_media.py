@@ -207,7 +207,9 @@ def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     write_video(path, fps=30, seconds=2.0)
     first = store.cached_sample_video(path, FrameSettings())
     entry = next((store.cache_root() / "frames").iterdir())
-    (entry / "frame_00001.jpg").write_bytes(b"truncated")
+    blob = bytearray((entry / "frames.bin").read_bytes())
+    blob[len(blob) // 2] ^= 0xFF  # same size, one flipped byte
+    (entry / "frames.bin").write_bytes(bytes(blob))
     assert store.read_frames(entry) is None
     assert store.cached_sample_video(path, FrameSettings()) == first
 
@@ -232,3 +234,15 @@ def test_frames_command_writes_what_the_model_sees(tmp_path: Path) -> None:
         cli_main(["frames", str(path), "--out", str(out), "--max-images", "2", "--no-cache"]) == 0
     )
     assert len(list(out.glob("frame_*.jpg"))) == 2
+
+
+def test_partial_cache_entry_is_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "clip.mp4"
+    write_video(path, fps=30, seconds=2.0)
+    first = store.cached_sample_video(path, FrameSettings())
+    entry = next((store.cache_root() / "frames").iterdir())
+    (entry / "frames.bin").write_bytes((entry / "frames.bin").read_bytes()[:100])
+    assert store.read_frames(entry) is None
+    (entry / "frames.json").unlink()
+    assert store.read_frames(entry) is None
+    assert store.cached_sample_video(path, FrameSettings()) == first

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hss_inspect.dataset import select_rows
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -22,7 +21,7 @@ from hss_inspect.media.store import (
 from hss_inspect.media.video import sample_video
 from hss_inspect.prepare import jobs_for, prepare_all
 from hss_inspect.release import open_release
-from hss_inspect.rows import DatasetError
+from hss_inspect.rows import DatasetError, select_rows
 from hss_inspect.settings import (
     DEFAULT_DATASET,
     DEFAULT_FRAMES,

@@ -9,39 +9,6 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from hss_inspect.release import Release
 from hss_inspect.rows import TaskRow
-from hss_inspect.taxonomy import MEDIA_TYPES, resolve_domain, resolve_subdomain
-
-OptionList = str | Sequence[str] | None
-
-
-def as_list(value: OptionList) -> list[str]:
-    """A -T option given as one string, a comma list (YAML turns it into a list) or a list."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return [str(part).strip() for part in value if str(part).strip()]
-
-
-def select_rows(
-    rows: Sequence[TaskRow],
-    media: str = "all",
-    domains: OptionList = None,
-    subdomains: OptionList = None,
-) -> list[TaskRow]:
-    """The rows a run evaluates, in release order."""
-    media = media.strip().lower()
-    if media not in ("all", *MEDIA_TYPES):
-        raise ValueError(f"media must be all, image or video, not {media!r}")
-    wanted_domains = {resolve_domain(d) for d in as_list(domains)}
-    wanted_subdomains = {resolve_subdomain(s) for s in as_list(subdomains)}
-    return [
-        row
-        for row in rows
-        if (media == "all" or row.media_type == media)
-        and (not wanted_domains or row.domain in wanted_domains)
-        and (not wanted_subdomains or row.subdomain in wanted_subdomains)
-    ]
 
 
 def row_to_sample(row: TaskRow) -> Sample:

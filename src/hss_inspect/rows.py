@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from hss_inspect.taxonomy import MEDIA_TYPES, PARENT_OF_SUBDOMAIN
+from hss_inspect.taxonomy import (
+    MEDIA_TYPES,
+    PARENT_OF_SUBDOMAIN,
+    resolve_domain,
+    resolve_subdomain,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -202,3 +207,36 @@ def report_unknown_taxonomy(rows: Sequence[TaskRow], source: str) -> list[str]:
             "%s: %s; it is reported under its own name in the breakdowns", source, warning
         )
     return warnings
+
+
+OptionList = str | Sequence[str] | None
+
+
+def as_list(value: OptionList) -> list[str]:
+    """A -T option given as one string, a comma list (YAML turns it into a list) or a list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [str(part).strip() for part in value if str(part).strip()]
+
+
+def select_rows(
+    rows: Sequence[TaskRow],
+    media: str = "all",
+    domains: OptionList = None,
+    subdomains: OptionList = None,
+) -> list[TaskRow]:
+    """The rows a run evaluates, in release order."""
+    media = media.strip().lower()
+    if media not in ("all", *MEDIA_TYPES):
+        raise ValueError(f"media must be all, image or video, not {media!r}")
+    wanted_domains = {resolve_domain(d) for d in as_list(domains)}
+    wanted_subdomains = {resolve_subdomain(s) for s in as_list(subdomains)}
+    return [
+        row
+        for row in rows
+        if (media == "all" or row.media_type == media)
+        and (not wanted_domains or row.domain in wanted_domains)
+        and (not wanted_subdomains or row.subdomain in wanted_subdomains)
+    ]

@@ -11,10 +11,11 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver, generate
 
 from hss_inspect.config import Preset, presets
-from hss_inspect.dataset import OptionList, as_list, build_dataset, select_rows
+from hss_inspect.dataset import build_dataset
 from hss_inspect.judge import judge_prompts
 from hss_inspect.metrics import hss_mean
 from hss_inspect.release import open_release
+from hss_inspect.rows import OptionList, as_list, select_rows
 from hss_inspect.scorer import rubric_judge
 from hss_inspect.settings import (
     CONDITIONS,

@@ -1,8 +1,8 @@
 """A content-addressed disk cache of prepared media, shared by runs, epochs, models and
 processes.
 
-- `frames/<key>/`: `frame_00000.jpg ...` + `frames.json`, keyed by the clip's content
-  hash and the frame settings;
+- `frames/<key>/`: `frames.bin` (the JPEG frames, end to end) + `frames.json`, keyed by
+  the clip's content hash and the frame settings;
 - `images/<key>/`: `image.json` (+ `image.bin` when the image was re-encoded), keyed by
   the image's content hash and the size limits;
 - `hashes/`: content hashes of files already read, by path, size and modification time.
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import shutil
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,10 +35,11 @@ from hss_inspect.settings import FrameSettings
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
 MANIFEST = "frames.json"
+FRAMES_BLOB = "frames.bin"
 IMAGE_MANIFEST = "image.json"
 IMAGE_DATA = "image.bin"
 # Bump when the frame choice or encoding changes, so old entries stop matching.
-FRAME_ALGORITHM_VERSION = 1
+FRAME_ALGORITHM_VERSION = 2
 IMAGE_ALGORITHM_VERSION = 1
 _HASH_CHUNK = 4 * 1024 * 1024
 _SECTIONS = ("frames", "images", "hashes", "locks")
@@ -115,20 +118,31 @@ def write_frames(folder: Path, video: SampledVideo, manifest: dict[str, Any]) ->
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
 
 
+def _write_entry(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
+    """A cache entry: every frame in one file, so a warm read is one open and one hash."""
+    blob = b"".join(video.jpegs)
+    (folder / FRAMES_BLOB).write_bytes(blob)
+    # CRC-32 guards against truncation and bit rot at a fraction of a hash's cost.
+    record = {**manifest, "blob_crc32": zlib.crc32(blob)}
+    (folder / MANIFEST).write_text(json.dumps(record))
+
+
 def read_frames(folder: Path) -> SampledVideo | None:
-    """The entry in `folder`, or None when it is missing, partial or corrupt."""
+    """The cache entry in `folder`, or None when it is missing, partial or corrupt."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
-        jpegs = tuple((folder / frame_name(i)).read_bytes() for i in range(manifest["frame_count"]))
-        if [hashlib.sha256(j).hexdigest() for j in jpegs] != manifest["frame_sha256"]:
+        blob = (folder / FRAMES_BLOB).read_bytes()
+        sizes = manifest["frame_bytes"]
+        if len(blob) != sum(sizes) or zlib.crc32(blob) != manifest["blob_crc32"]:
             return None
+        offsets = list(itertools.accumulate(sizes, initial=0))
         return SampledVideo(
             duration=manifest["duration"],
             effective_fps=manifest["effective_fps"],
             planned_frames=manifest["planned_frames"],
             timestamps=tuple(manifest["timestamps"]),
             source_times=tuple(manifest["source_times"]),
-            jpegs=jpegs,
+            jpegs=tuple(blob[a:b] for a, b in itertools.pairwise(offsets)),
             width=manifest["width"],
             height=manifest["height"],
             rotation=manifest["rotation"],
@@ -156,7 +170,7 @@ def cached_sample_video(
         video = sample_video(path, settings)
         _replace_entry(
             entry,
-            lambda staging: write_frames(staging, video, manifest_of(video, settings, digest)),
+            lambda staging: _write_entry(staging, video, manifest_of(video, settings, digest)),
         )
         return video
 

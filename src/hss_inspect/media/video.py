@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import bisect
 import io
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -39,9 +41,6 @@ _ROTATIONS = {
 # Decoders that read `skip_frame` per packet, so unneeded non-reference frames can be
 # skipped while the wanted ones are decoded (libdav1d, for one, fixes it at start-up).
 _SKIPS_PER_PACKET = {"h264", "hevc", "vp9"}
-# Below this spacing between slots (seconds) keyframes are never far enough apart to
-# seek past, so the packet index is not worth reading.
-_INDEX_MIN_SPACING = 0.5
 
 
 @dataclass(frozen=True)
@@ -132,8 +131,9 @@ def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
     """Probe, plan and decode `path` into the frames `settings` asks for."""
     try:
         plan = plan_frames(probe_duration(path), settings)
-        spacing = 1 / plan.effective_fps
-        index = read_packet_index(path) if spacing > _INDEX_MIN_SPACING else None
+        # Reading the index costs a demux pass (a few percent of a decode); it pays for
+        # itself on every plan by the non-reference frames it lets the decoder skip.
+        index = read_packet_index(path)
         if index is not None:
             sampled = _decode_indexed(path, plan, settings, index)
             if sampled is not None:
@@ -144,14 +144,35 @@ def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
 
 
 class _FrameEncoder:
-    """Converts, scales, rotates and encodes kept frames; remembers size and rotation."""
+    """Converts, scales, rotates and encodes kept frames in a worker thread.
+
+    The decoder goes on decoding while a kept frame is converted (both release the GIL);
+    at most a few decoded frames wait in between, so memory stays bounded.
+    """
+
+    MAX_WAITING = 4
 
     def __init__(self, settings: FrameSettings) -> None:
         self.settings = settings
         self.size = (0, 0)
         self.rotation = 0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hss-frames")
+        self._waiting: deque[Future[bytes]] = deque()
 
-    def encode(self, frame: av.VideoFrame) -> bytes:
+    def __enter__(self) -> _FrameEncoder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, frame: av.VideoFrame) -> Future[bytes]:
+        future = self._pool.submit(self._encode, frame)
+        self._waiting.append(future)
+        while len(self._waiting) > self.MAX_WAITING:
+            self._waiting.popleft().result()
+        return future
+
+    def _encode(self, frame: av.VideoFrame) -> bytes:
         self.rotation = round(frame.rotation) % 360
         image = _scaled_image(frame, self.settings.frame_side, self.rotation)
         self.size = image.size
@@ -180,15 +201,16 @@ def _decode_indexed(
     """Decode only what the plan's frames need; None if the decoder did not deliver them."""
     times = [index.seconds(p) for p in index.pts]
     wanted = [index.pts[i] for i in last_before(times, plan.boundaries)]
-    encoder = _FrameEncoder(settings)
-    encoded: dict[int, bytes] = {}
-    with av.open(str(path)) as container:
+    with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
         stream = _video_stream(container, path)
         stream.thread_type = "AUTO"
-        for pts, frame in _wanted_frames(container, stream, index, sorted(set(wanted))):
-            encoded[pts] = encoder.encode(frame)
-    if len(encoded) != len(set(wanted)):
-        return None
+        pending = {
+            pts: encoder.submit(frame)
+            for pts, frame in _wanted_frames(container, stream, index, sorted(set(wanted)))
+        }
+        if len(pending) != len(set(wanted)):
+            return None
+        encoded = {pts: future.result() for pts, future in pending.items()}
     return _result(plan, encoder, [encoded[p] for p in wanted], [index.seconds(p) for p in wanted])
 
 
@@ -242,20 +264,20 @@ def _wanted_frames(
 
 def _decode_streaming(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
     """Decode every frame in order and keep the last one before each slot's boundary."""
-    encoder = _FrameEncoder(settings)
-    jpegs: list[bytes] = []
+    pending: list[Future[bytes]] = []
     source_times: list[float] = []
-    last: tuple[float, bytes] | None = None
-    with av.open(str(path)) as container:
+    last: tuple[float, Future[bytes]] | None = None
+    with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
         stream = _video_stream(container, path)
         stream.thread_type = "AUTO"
         for _, time, frame in select_per_boundary(
             _timed_frames(container, stream), plan.boundaries
         ):
             if last is None or last[0] != time:
-                last = (time, encoder.encode(frame))
-            jpegs.append(last[1])
+                last = (time, encoder.submit(frame))
+            pending.append(last[1])
             source_times.append(time)
+        jpegs = [future.result() for future in pending]
     if not jpegs:
         raise MediaError(f"{path}: no decodable video frames")
     return _result(plan, encoder, jpegs, source_times)
