@@ -72,7 +72,7 @@ def test_epochs_of_one_clip_share_one_decode(
 def test_event_loop_keeps_running_while_a_clip_is_prepared(tmp_path: Path) -> None:
     clip = tmp_path / "long.mp4"
     # Textured, panning content: real decoding work, unlike the flat test patterns.
-    write_clip(ClipSpec("long", "libx264", 640, 360, 30, 30, {"preset": "ultrafast"}), clip)
+    write_clip(ClipSpec("long", "libx264", 1280, 720, 30, 20, {"preset": "ultrafast"}), clip)
 
     async def measure() -> tuple[float, int, float]:
         gaps: list[float] = []
@@ -96,7 +96,8 @@ def test_event_loop_keeps_running_while_a_clip_is_prepared(tmp_path: Path) -> No
 
     worst_gap, ticks, elapsed = asyncio.run(measure())
     assert elapsed > 0.3, "the clip decoded too fast to tell anything"
-    assert worst_gap < 0.25
+    # A blocked loop would show one gap as long as the whole preparation.
+    assert worst_gap < elapsed / 3
     assert ticks > elapsed / 0.05
 
 

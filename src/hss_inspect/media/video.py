@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -198,20 +199,71 @@ def _result(
 def _decode_indexed(
     path: Path, plan: FramePlan, settings: FrameSettings, index: PacketIndex
 ) -> SampledVideo | None:
-    """Decode only what the plan's frames need; None if the decoder did not deliver them."""
+    """Decode only what the plan's frames need; None if the decoder did not deliver them.
+
+    The wanted frames are split at keyframes into one run per core, each decoded by its
+    own single-threaded decoder: the runs share no decoding work, and this keeps every
+    core busy where frame threading stalls on chains of reference frames.
+    """
     times = [index.seconds(p) for p in index.pts]
     wanted = [index.pts[i] for i in last_before(times, plan.boundaries)]
+    unique = sorted(set(wanted))
+    runs = split_at_keyframes(unique, index, os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="hss-decode") as pool:
+        parts = list(pool.map(lambda run: _decode_run(path, index, run, settings, len(runs)), runs))
+    encoded = {pts: jpeg for part in parts for pts, jpeg in part.jpegs.items()}
+    if len(encoded) != len(unique):
+        return None
+    return _result(
+        plan, parts[0].encoder, [encoded[p] for p in wanted], [index.seconds(p) for p in wanted]
+    )
+
+
+def split_at_keyframes(wanted: Sequence[int], index: PacketIndex, parts: int) -> list[list[int]]:
+    """Wanted timestamps in at most `parts` contiguous runs of about equal decoding cost.
+
+    Frames after the same keyframe stay in one run (splitting them would decode that
+    keyframe's chain twice); a group's cost is the number of packets from its keyframe
+    to its last wanted frame.
+    """
+    groups: dict[int, list[int]] = {}
+    for pts in wanted:
+        groups.setdefault(index.keyframe_at_or_before(pts), []).append(pts)
+    costs = [
+        bisect.bisect_right(index.pts, members[-1]) - bisect.bisect_left(index.pts, keyframe)
+        for keyframe, members in groups.items()
+    ]
+    share = sum(costs) / max(1, parts)
+    runs: list[list[int]] = [[]]
+    spent = 0.0
+    for cost, members in zip(costs, groups.values(), strict=True):
+        if runs[-1] and spent >= share * len(runs) and len(runs) < parts:
+            runs.append([])
+        runs[-1].extend(members)
+        spent += cost
+    return runs
+
+
+@dataclass
+class _RunResult:
+    jpegs: dict[int, bytes]
+    encoder: _FrameEncoder
+
+
+def _decode_run(
+    path: Path, index: PacketIndex, run: list[int], settings: FrameSettings, runs: int
+) -> _RunResult:
     with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
         stream = _video_stream(container, path)
-        stream.thread_type = "AUTO"
+        if runs > 1:
+            stream.codec_context.thread_count = 1
+        else:
+            stream.thread_type = "AUTO"
         pending = {
             pts: encoder.submit(frame)
-            for pts, frame in _wanted_frames(container, stream, index, sorted(set(wanted)))
+            for pts, frame in _wanted_frames(container, stream, index, run)
         }
-        if len(pending) != len(set(wanted)):
-            return None
-        encoded = {pts: future.result() for pts, future in pending.items()}
-    return _result(plan, encoder, [encoded[p] for p in wanted], [index.seconds(p) for p in wanted])
+        return _RunResult({pts: future.result() for pts, future in pending.items()}, encoder)
 
 
 def _wanted_frames(
