@@ -186,3 +186,18 @@ def test_variable_rate_clip_matches_the_ffmpeg_program(tmp_path: Path) -> None:
     assert exact >= 0.95, (ours_idx, theirs)
     assert max(abs(a - b) for a, b in zip(ours_idx, theirs, strict=True)) <= 1
     assert not math.isnan(ours.duration)
+
+
+def test_runs_split_at_keyframes_without_sharing_a_keyframe() -> None:
+    from fractions import Fraction
+
+    # 300 packets, a keyframe every 30.
+    index = video.PacketIndex(Fraction(1, 30), tuple(range(300)), tuple(range(0, 300, 30)))
+    wanted = [5, 20, 35, 61, 62, 150, 299]
+    runs = video.split_at_keyframes(wanted, index, 2)
+    assert [p for run in runs for p in run] == wanted
+    assert len(runs) == 2
+    keyframes_of = [{index.keyframe_at_or_before(p) for p in run} for run in runs]
+    assert not keyframes_of[0] & keyframes_of[1]
+    assert video.split_at_keyframes([5, 20], index, 4) == [[5, 20]]
+    assert video.split_at_keyframes(wanted, index, 1) == [wanted]
