@@ -188,20 +188,6 @@ def test_frame_byte_budget_shrinks_every_frame(tmp_path: Path) -> None:
     assert len(sizes) == 1 and next(iter(sizes))[0] < 640
 
 
-def test_cache_serves_a_second_request_without_decoding(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "clip.mp4"
-    write_video(path, fps=30, seconds=2.0)
-    first = store.cached_sample_video(path, FrameSettings())
-
-    def no_decoding(*_: object) -> None:
-        raise AssertionError("decoded again despite a cached entry")
-
-    monkeypatch.setattr(store, "sample_video", no_decoding)
-    assert store.cached_sample_video(path, FrameSettings()) == first
-
-
 def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "clip.mp4"
     write_video(path, fps=30, seconds=2.0)
