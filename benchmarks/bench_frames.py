@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -48,17 +47,28 @@ class Measured:
     peak_mb: float
 
 
+# Linux carries a process's peak memory across exec, so a child forked from this (large)
+# process would report this process's peak. A small interpreter starts each measured
+# command instead and reports that command's own peak.
+_MEASURE = """
+import os, sys, time
+started = time.perf_counter()
+quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ, file_actions=quiet)
+_, status, usage = os.wait4(pid, 0)
+print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_process(command: list[str]) -> Measured:
     """Wall time and peak resident memory of one child process."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    if status != 0:
-        raise RuntimeError(
-            f"{command[0]} failed: {process.stderr.read().decode() if process.stderr else ''}"
-        )
-    return Measured(elapsed, usage.ru_maxrss / 1024)
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", _MEASURE, *command], capture_output=True, text=True
+    )
+    seconds, peak_kb, status = done.stdout.split()
+    if int(status) != 0:
+        raise RuntimeError(f"{command[0]} failed: {done.stderr}")
+    return Measured(float(seconds), int(peak_kb) / 1024)
 
 
 def median_of(repeats: int, measure: Callable[[], Measured]) -> Measured:

@@ -49,3 +49,22 @@ def test_every_preset_file_becomes_a_task_with_its_options() -> None:
 @pytest.mark.parametrize("name", ["google/gemini-3.6-flash", "GOOGLE/Gemini-X"])
 def test_limits_match_case_insensitively(name: str) -> None:
     assert limits_for(name).native_video
+
+
+def test_native_video_is_sent_whole_as_a_data_uri(tmp_path: Path) -> None:
+    import asyncio
+    import base64
+
+    from hss_inspect.solver import native_video_content
+    from tests.support.fixture_repo import write_video
+
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=10, seconds=2.0)
+    content, record = asyncio.run(native_video_content(clip))
+    note, video_part = content
+    assert "2.00 seconds" in note.text  # type: ignore[union-attr]
+    assert video_part.type == "video" and video_part.format == "mp4"  # type: ignore[union-attr]
+    prefix = "data:video/mp4;base64,"
+    assert video_part.video.startswith(prefix)  # type: ignore[union-attr]
+    assert base64.b64decode(video_part.video[len(prefix) :]) == clip.read_bytes()  # type: ignore[union-attr]
+    assert record == {"kind": "native_video", "duration": 2.0, "bytes": clip.stat().st_size}
