@@ -192,7 +192,7 @@ def test_runs_split_at_keyframes_without_sharing_a_keyframe() -> None:
     from fractions import Fraction
 
     # 300 packets, a keyframe every 30.
-    index = video.PacketIndex(Fraction(1, 30), tuple(range(300)), tuple(range(0, 300, 30)))
+    index = video.PacketIndex(Fraction(1, 30), tuple(range(300)), tuple(range(0, 300, 30)), 300)
     wanted = [5, 20, 35, 61, 62, 150, 299]
     runs = video.split_at_keyframes(wanted, index, 2)
     assert [p for run in runs for p in run] == wanted

@@ -70,6 +70,12 @@ class PacketIndex:
     time_base: Fraction
     pts: tuple[int, ...]
     keyframes: tuple[int, ...]
+    end: int  # the latest packet's end: presentation time plus duration
+
+    @property
+    def span(self) -> float:
+        """Seconds from the first frame to the end of the last."""
+        return self.seconds(self.end)
 
     def seconds(self, pts: int) -> float:
         return float((pts - self.pts[0]) * self.time_base)
@@ -87,30 +93,28 @@ def _video_stream(container: av.container.InputContainer, path: Path) -> av.Vide
 def probe_duration(path: Path) -> float:
     """Clip duration in seconds: the container's, else the stream's, else from its packets."""
     with av.open(str(path)) as container:
-        return _duration(container, _video_stream(container, path))
+        declared = _declared_duration(container, _video_stream(container, path))
+    if declared is not None:
+        return declared
+    index = read_packet_index(path)
+    return index.span if index is not None else 0.0
 
 
-def _duration(container: av.container.InputContainer, stream: av.VideoStream) -> float:
+def _declared_duration(
+    container: av.container.InputContainer, stream: av.VideoStream
+) -> float | None:
     if container.duration is not None and container.duration > 0:
         return container.duration / av.time_base
     if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
         return float(stream.duration * stream.time_base)
-    first: int | None = None
-    end = 0
-    for packet in container.demux(stream):
-        if packet.pts is None:
-            continue
-        first = packet.pts if first is None else min(first, packet.pts)
-        end = max(end, packet.pts + (packet.duration or 0))
-    if first is None or stream.time_base is None:
-        return 0.0
-    return float((end - first) * stream.time_base)
+    return None
 
 
 def read_packet_index(path: Path) -> PacketIndex | None:
     """The clip's packet times and keyframes, or None when some packet has no timestamp."""
     times: list[int] = []
     keys: list[int] = []
+    end = 0
     with av.open(str(path)) as container:
         stream = _video_stream(container, path)
         for packet in container.demux(stream):
@@ -121,20 +125,24 @@ def read_packet_index(path: Path) -> PacketIndex | None:
             if packet.is_discard:
                 continue
             times.append(packet.pts)
+            end = max(end, packet.pts + (packet.duration or 0))
             if packet.is_keyframe:
                 keys.append(packet.pts)
         if not times or not keys or stream.time_base is None:
             return None
-        return PacketIndex(stream.time_base, tuple(sorted(times)), tuple(sorted(keys)))
+        return PacketIndex(stream.time_base, tuple(sorted(times)), tuple(sorted(keys)), end)
 
 
 def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
     """Probe, plan and decode `path` into the frames `settings` asks for."""
     try:
-        plan = plan_frames(probe_duration(path), settings)
+        with av.open(str(path)) as container:
+            declared = _declared_duration(container, _video_stream(container, path))
         # Reading the index costs a demux pass (a few percent of a decode); it pays for
         # itself on every plan by the non-reference frames it lets the decoder skip.
         index = read_packet_index(path)
+        duration = declared if declared is not None else (index.span if index else 0.0)
+        plan = plan_frames(duration, settings)
         if index is not None:
             sampled = _decode_indexed(path, plan, settings, index)
             if sampled is not None:
