@@ -78,7 +78,9 @@ async def media_turn(
 ) -> tuple[list[Content], dict[str, Any]]:
     meta = state.metadata
     task_id, media_path = meta["task_id"], meta["media_path"]
-    path = await service.fetch(lambda: release.media_file(media_path, task_id), media_path)
+    path = await service.fetch(
+        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
+    )
     try:
         digest = await service.media_sha256(path)
         record: dict[str, Any] = {

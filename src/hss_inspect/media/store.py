@@ -24,7 +24,7 @@ import shutil
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -227,7 +227,7 @@ def _read_image(folder: Path, original: Path) -> PreparedImage | None:
         return None
 
 
-def _replace_entry(entry: Path, fill: Any) -> None:
+def _replace_entry(entry: Path, fill: Callable[[Path], None]) -> None:
     """Build an entry in a staging folder, then rename it into place."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=entry.parent))
