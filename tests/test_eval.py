@@ -57,9 +57,8 @@ def standard_run(
         "hss_inspect/hss",
         tmp_path_factory.mktemp("logs"),
         base_url,
-        "-T",
-        f"dataset={hss_repo}",
         env={"HSS_INSPECT_CACHE": str(cache)},
+        task_args={"dataset": hss_repo},
     )
     requests = [json.loads(line) for line in request_log.read_text().splitlines()[start:]]
     return log, requests
@@ -156,10 +155,8 @@ def test_blind_condition_sends_the_question_alone(
         "hss_inspect/hss_blind",
         tmp_path / "logs",
         model_server[0],
-        "-T",
-        f"dataset={hss_repo}",
-        "--epochs",
-        "1",
+        task_args={"dataset": hss_repo},
+        epochs=1,
     )
     assert log.status == "success"
     assert log.eval.metadata["hss_condition"] == "blind"
@@ -182,11 +179,9 @@ def test_oracle_grades_the_reference_answers_without_a_candidate(
         "hss_inspect/hss_oracle",
         tmp_path / "logs",
         base_url,
-        "-T",
-        f"dataset={hss_repo}",
-        "--epochs",
-        "1",
         model="none",
+        task_args={"dataset": hss_repo},
+        epochs=1,
     )
     assert log.status == "success"
     models = {json.loads(line)["model"] for line in request_log.read_text().splitlines()[start:]}
@@ -205,11 +200,9 @@ def test_refuses_to_run_without_a_bound_grader(
         "hss_inspect/hss",
         tmp_path / "logs",
         base_url,
-        "-T",
-        f"dataset={hss_repo}",
-        "--epochs",
-        "1",
         grader=None,
+        task_args={"dataset": hss_repo},
+        epochs=1,
     )
     assert log.status == "error"
     assert log.error is not None and "--model-role grader=" in log.error.message

@@ -45,13 +45,9 @@ def test_filtered_run_downloads_only_its_media_and_records_the_commit(
         "hss_inspect/hss",
         tmp_path / "logs",
         model_server[0],
-        "-T",
-        "media=image",
-        "-T",
-        "domains=social,abstract",
-        "--epochs",
-        "1",
         env=env,
+        task_args={"media": "image", "domains": "social,abstract"},
+        epochs=1,
     )
     assert log.status == "success", done.stderr
     assert log.eval.metadata["hss_dataset_revision"] == second
@@ -69,13 +65,9 @@ def test_filtered_run_downloads_only_its_media_and_records_the_commit(
         "hss_inspect/hss",
         tmp_path / "logs",
         model_server[0],
-        "-T",
-        "media=image",
-        "-T",
-        "domains=social,abstract",
-        "--epochs",
-        "1",
         env={**env, "HF_HUB_OFFLINE": "1"},
+        task_args={"media": "image", "domains": "social,abstract"},
+        epochs=1,
     )
     assert offline.status == "success", done.stderr
     assert offline.eval.metadata["hss_dataset_revision"] == second
@@ -91,13 +83,11 @@ def test_pinned_revision_reads_that_commit(
         "hss_inspect/hss_image",
         tmp_path / "logs",
         model_server[0],
-        "-T",
-        f"revision={first}",
-        "--epochs",
-        "1",
         "--limit",
         "1",
         env=env,
+        task_args={"revision": first},
+        epochs=1,
     )
     assert log.status == "success", done.stderr
     assert log.eval.metadata["hss_dataset_revision"] == first

@@ -19,6 +19,8 @@ def run_eval(
     log_dir: Path,
     base_url: str,
     *args: str,
+    task_args: dict[str, object] | None = None,
+    epochs: int | None = None,
     model: str = CANDIDATE,
     grader: str | None = JUDGE,
     env: dict[str, str] | None = None,
@@ -26,6 +28,10 @@ def run_eval(
     """Run one eval in a child process; returns its log (read in full) and the process."""
     command = [INSPECT, "eval", task, "--model", model, "--log-dir", str(log_dir)]
     command += ["--display", "plain", "--log-format", "eval", *args]
+    for name, value in (task_args or {}).items():
+        command += ["-T", f"{name}={value}"]
+    if epochs is not None:
+        command += ["--epochs", str(epochs)]
     if grader:
         command += ["--model-role", f"grader={grader}"]
     child_env = {
