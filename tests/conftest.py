@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import EvalLog
 
 from tests.support.fixture_repo import build_repo
+from tests.support.runs import run_eval
 from tests.support.servers import scripted_models
 
 
@@ -27,3 +30,22 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "hss-cache"
     monkeypatch.setenv("HSS_INSPECT_CACHE", str(cache))
     return cache
+
+
+@pytest.fixture(scope="session")
+def standard_run(
+    hss_repo: Path, model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[EvalLog, list[dict]]:
+    """One full `inspect eval hss_inspect/hss` run on the fixture, and the model requests."""
+    base_url, request_log = model_server
+    start = len(request_log.read_text().splitlines())
+    cache = tmp_path_factory.mktemp("cache")
+    log, _ = run_eval(
+        "hss_inspect/hss",
+        tmp_path_factory.mktemp("logs"),
+        base_url,
+        env={"HSS_INSPECT_CACHE": str(cache)},
+        task_args={"dataset": hss_repo},
+    )
+    requests = [json.loads(line) for line in request_log.read_text().splitlines()[start:]]
+    return log, requests

@@ -46,24 +46,6 @@ def metrics_of(log: EvalLog) -> dict[str, float]:
     return {name: m.value for name, m in score.metrics.items()}
 
 
-@pytest.fixture(scope="module")
-def standard_run(
-    hss_repo: Path, model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
-) -> tuple[EvalLog, list[dict]]:
-    base_url, request_log = model_server
-    start = len(request_log.read_text().splitlines())
-    cache = tmp_path_factory.mktemp("cache")
-    log, _ = run_eval(
-        "hss_inspect/hss",
-        tmp_path_factory.mktemp("logs"),
-        base_url,
-        env={"HSS_INSPECT_CACHE": str(cache)},
-        task_args={"dataset": hss_repo},
-    )
-    requests = [json.loads(line) for line in request_log.read_text().splitlines()[start:]]
-    return log, requests
-
-
 def test_pass_at_1_and_breakdowns_match_independent_computation(standard_run) -> None:
     log, _ = standard_run
     assert log.status == "success"
