@@ -21,6 +21,7 @@ from hss_inspect.media.store import (
 from hss_inspect.media.video import sample_video
 from hss_inspect.prepare import jobs_for, prepare_all
 from hss_inspect.release import open_release
+from hss_inspect.report import parsers as report_parsers
 from hss_inspect.rows import DatasetError, select_rows
 from hss_inspect.settings import (
     DEFAULT_DATASET,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_prepare_parser(commands)
     cache = commands.add_parser("cache", help="show where the media cache is and its size")
     cache.add_argument("--clear", action="store_true", help="delete every cached entry")
+    report_parsers.add_parsers(commands)
     return parser
 
 
@@ -126,6 +128,15 @@ def cache_command(args: argparse.Namespace) -> int:
 
 CACHE_ENV_HINT = "set HSS_INSPECT_CACHE to move it"
 COMMANDS = {"frames": frames_command, "prepare": prepare_command, "cache": cache_command}
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from hss_inspect.report.command import COMMANDS as REPORT
+
+    return REPORT[args.command](args)
+
+
+COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

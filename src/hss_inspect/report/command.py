@@ -1,0 +1,102 @@
+"""`hss-inspect report`, `agreement` and `compare`: read logs, compute, render."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from hss_inspect.report import plots
+from hss_inspect.report.agreement import judge_alignment
+from hss_inspect.report.compare import compare_runs
+from hss_inspect.report.paper import published_rows
+from hss_inspect.report.parsers import FORMATS
+from hss_inspect.report.records import LogError, read_logs
+from hss_inspect.report.render import (
+    agreement_markdown,
+    clean_nan,
+    compare_markdown,
+    csv_report,
+    display_rows,
+    html_report,
+    json_report,
+    markdown_report,
+    sweep_markdown,
+)
+from hss_inspect.report.sweep import SweepError, build_sweep
+from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, primary_runs, runs_of
+
+
+def report_command(args: argparse.Namespace) -> int:
+    _, records = read_logs(args.logs)
+    runs = runs_of(records)
+    if args.sweep:
+        return _sweep(args, runs)
+    rows = [clean_nan(leaderboard_row(run)) for run in runs]
+    paper = published_rows() if args.with_paper else []
+    shown = display_rows(rows, paper)
+    difficulty = item_difficulty(primary_runs(runs))
+    outputs: dict[str, Callable[[], str]] = {
+        "md": lambda: markdown_report(shown, rows, difficulty),
+        "csv": lambda: csv_report(rows, paper),
+        "json": lambda: json_report(
+            {
+                "rows": rows,
+                "difficulty": difficulty.as_dict(),
+                **({"paper": [vars(p) for p in paper]} if paper else {}),
+            }
+        ),
+        "html": lambda: html_report(shown, rows, difficulty, figures),
+    }
+    needs_figures = args.out is not None or args.format == "html"
+    figures = plots.report_figures(rows, args.out) if needs_figures else {}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for fmt in FORMATS:
+            (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
+        print(f"hss-inspect report: wrote the report and its plots to {args.out}", file=sys.stderr)
+    sys.stdout.write(outputs[args.format]())
+    return 0
+
+
+def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
+    sweep = build_sweep(primary_runs(runs), args.sweep)
+    payload = clean_nan(sweep.as_dict())
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"sweep_{args.sweep}.json").write_text(json_report(payload), encoding="utf-8")
+        (args.out / f"sweep_{args.sweep}.md").write_text(sweep_markdown(sweep), encoding="utf-8")
+        plots.sweep_figures(sweep, args.out)
+    sys.stdout.write(json_report(payload) if args.format == "json" else sweep_markdown(sweep))
+    return 0
+
+
+def agreement_command(args: argparse.Namespace) -> int:
+    _, records = read_logs(args.logs)
+    alignment = clean_nan(judge_alignment(records).as_dict())
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "agreement.json").write_text(json_report(alignment), encoding="utf-8")
+        plots.agreement_figures(alignment, args.out)
+    text = json_report(alignment) if args.format == "json" else agreement_markdown(alignment)
+    sys.stdout.write(text)
+    return 0
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    runs = [primary_runs(runs_of(read_logs([path])[1])) for path in (args.log_a, args.log_b)]
+    for path, found in zip((args.log_a, args.log_b), runs, strict=True):
+        if len(found) != 1:
+            raise LogError(f"{path}: compare takes one log on each side, found {len(found)} runs")
+    result = clean_nan(compare_runs(runs[0][0], runs[1][0]))
+    sys.stdout.write(json_report(result) if args.format == "json" else compare_markdown(result))
+    return 0
+
+
+COMMANDS = {
+    "report": report_command,
+    "agreement": agreement_command,
+    "compare": compare_command,
+}
+
+ERRORS = (LogError, SweepError)

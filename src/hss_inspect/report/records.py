@@ -1,0 +1,304 @@
+"""Inspect logs as plain per-attempt records: the one place this package reads logs.
+
+A record is one attempt (sample x epoch) as graded by one rubric scorer. A log re-graded
+with `inspect score --action append` holds several rubric scorers, each with its own
+judge, so it yields one record per attempt and scorer. Everything downstream
+(`hss_inspect.report.stats`, `.tables`, ...) is arithmetic over these records and never
+touches Inspect.
+
+Rubric scorers are recognised by their value (a dict with a `pass` key), not by name,
+so scorers added beside the judge (failure-cause labels, audits) are skipped here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.scorer import Score
+
+LOG_SUFFIXES = (".eval", ".json")
+# Parts of a sample the report never needs; skipping them keeps images out of memory.
+_HEAVY_FIELDS = {"messages", "events", "attachments", "store", "events_data", "timelines"}
+
+
+class LogError(ValueError):
+    """A path that is not an Inspect log, or a log with nothing to report."""
+
+
+@dataclass(frozen=True)
+class CriterionVerdict:
+    id: str
+    met: bool
+
+
+@dataclass(frozen=True)
+class LogInfo:
+    """What a log says about how it was run (one row of the report's header columns)."""
+
+    log: str
+    model: str
+    condition: str
+    reasoning_effort: str | None
+    max_frames: int | None
+    task: str
+    status: str
+    created: str
+    dataset_revision: str | None = None
+    judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt of one task as graded by one rubric scorer.
+
+    `pass_` and `rubric` are None when the attempt is left out of the means: a grading
+    failure (the judge's reply stayed unreadable) or a model/provider error.
+    `reasoning_tokens` is None when the provider reported none (never 0 for "unknown").
+    """
+
+    log: str
+    model: str
+    condition: str
+    reasoning_effort: str | None
+    max_frames: int | None
+    judge: str
+    scorer: str
+    task_id: str
+    epoch: int
+    attempt_id: str  # the same answer keeps its id in a copy of the log re-scored
+    media_type: str
+    domain: str
+    subdomain: str
+    pass_: float | None
+    rubric: float | None
+    no_answer: bool = False
+    grading_failure: bool = False
+    model_error: bool = False
+    verdicts: tuple[CriterionVerdict, ...] = ()
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    @property
+    def graded(self) -> bool:
+        return self.pass_ is not None
+
+    @property
+    def answer_tokens(self) -> int | None:
+        """Output tokens minus reasoning tokens (Inspect counts reasoning inside output)."""
+        if self.output_tokens is None:
+            return None
+        return self.output_tokens - (self.reasoning_tokens or 0)
+
+
+# ---- finding and reading logs ---------------------------------------------------------
+
+
+def find_logs(paths: Sequence[str | Path]) -> list[str]:
+    """Log files named directly or found (recursively) in the folders given, in order."""
+    found: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            infos = list_eval_logs(str(path), recursive=True, descending=False)
+            found += sorted(_local_path(info.name) for info in infos)
+        elif path.is_file() and path.suffix in LOG_SUFFIXES:
+            found.append(str(path))
+        elif path.exists():
+            raise LogError(f"{path}: not an Inspect log (.eval or .json) nor a folder of logs")
+        else:
+            raise LogError(f"{path}: no such file or folder; pass .eval/.json logs or folders")
+    if not found:
+        raise LogError("no Inspect logs found in " + ", ".join(str(p) for p in paths))
+    return list(dict.fromkeys(found))
+
+
+def _local_path(name: str) -> str:
+    return name.removeprefix("file://")
+
+
+def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptRecord]]:
+    """Every log under `paths`: their headers and all their attempt records."""
+    infos: list[LogInfo] = []
+    records: list[AttemptRecord] = []
+    for path in find_logs(paths):
+        info, found = read_log(path)
+        infos.append(info)
+        records += found
+    return infos, records
+
+
+def read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
+    """One log's header and its attempt records (samples are streamed, images skipped)."""
+    header = read_eval_log(path, header_only=True)
+    samples = list(_samples(path))
+    info = log_info(header, path, samples)
+    records = [r for sample in samples for r in records_of_sample(info, sample)]
+    return info, records
+
+
+def _samples(path: str) -> Iterator[EvalSample]:
+    try:
+        yield from read_eval_log_samples(
+            path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
+        )
+    except RuntimeError:  # a header without sample ids (hand-written logs): read it whole
+        yield from read_eval_log(path).samples or []
+
+
+# ---- the log header -------------------------------------------------------------------
+
+
+def log_info(log: EvalLog, path: str, samples: Sequence[EvalSample] = ()) -> LogInfo:
+    spec = log.eval
+    metadata = spec.metadata or {}
+    frames = (metadata.get("hss_media_settings") or {}).get("frames") or {}
+    max_frames = frames.get("max_frames")
+    return LogInfo(
+        log=path,
+        model=spec.model,
+        condition=str(metadata.get("hss_condition", "standard")),
+        reasoning_effort=spec.model_generate_config.reasoning_effort,
+        max_frames=None if max_frames is None else int(max_frames),
+        task=spec.task,
+        status=log.status,
+        created=spec.created,
+        dataset_revision=metadata.get("hss_dataset_revision"),
+        judges=judges_of(samples, default=_grader_of(log)),
+    )
+
+
+def _grader_of(log: EvalLog) -> str:
+    roles = log.eval.model_roles or {}
+    grader = roles.get("grader")
+    if isinstance(grader, list):
+        grader = grader[0] if grader else None
+    return grader.model if grader is not None else "unknown judge"
+
+
+def judges_of(samples: Iterable[EvalSample], default: str) -> dict[str, str]:
+    """Each rubric scorer's judge: the judge model its graded scores name most often.
+
+    Scores without a judge (no answer, model error) name none; a scorer whose scores
+    never name one falls back to the log's `grader` role.
+    """
+    named: dict[str, Counter[str]] = {}
+    for sample in samples:
+        for name, score in (sample.scores or {}).items():
+            if not is_rubric_score(score):
+                continue
+            judge = (score.metadata or {}).get("judge_model")
+            named.setdefault(name, Counter())
+            if judge:
+                named[name][str(judge)] += 1
+    return {
+        name: counts.most_common(1)[0][0] if counts else default for name, counts in named.items()
+    }
+
+
+# ---- one sample-epoch -----------------------------------------------------------------
+
+
+def is_rubric_score(score: Score) -> bool:
+    value = score.value
+    if isinstance(value, dict):
+        return "pass" in value
+    # A grading failure written before the five-key value: a bare NaN marked in metadata.
+    return bool((score.metadata or {}).get("grading_failure")) and _is_nan(value)
+
+
+def records_of_sample(info: LogInfo, sample: EvalSample) -> list[AttemptRecord]:
+    meta = sample.metadata or {}
+    return [
+        _record(info, sample, meta, name, score)
+        for name, score in (sample.scores or {}).items()
+        if is_rubric_score(score)
+    ]
+
+
+def _record(
+    info: LogInfo, sample: EvalSample, meta: dict[str, Any], scorer: str, score: Score
+) -> AttemptRecord:
+    value = score.value if isinstance(score.value, dict) else {}
+    score_meta = score.metadata or {}
+    pass_, rubric = _number(value.get("pass")), _number(value.get("rubric"))
+    grading_failure = _flag(value, score_meta, "grading_failure")
+    model_error = _flag(value, score_meta, "model_error") or sample.error is not None
+    if grading_failure or model_error:
+        pass_, rubric = None, None
+    if pass_ is None or rubric is None:
+        pass_, rubric = None, None
+        grading_failure = grading_failure or not model_error
+    output_tokens, reasoning_tokens = _usage(score_meta, sample, info)
+    return AttemptRecord(
+        log=info.log,
+        model=info.model,
+        condition=info.condition,
+        reasoning_effort=info.reasoning_effort,
+        max_frames=info.max_frames,
+        judge=info.judges.get(scorer, "unknown judge"),
+        scorer=scorer,
+        task_id=str(meta.get("task_id", sample.id)),
+        epoch=int(sample.epoch),
+        attempt_id=sample.uuid or f"{info.log}#{sample.id}#{sample.epoch}",
+        media_type=str(meta.get("media_type", "")),
+        domain=str(meta.get("domain", "")),
+        subdomain=str(meta.get("subdomain", "")),
+        pass_=pass_,
+        rubric=rubric,
+        no_answer=_flag(value, score_meta, "no_answer"),
+        grading_failure=grading_failure,
+        model_error=model_error,
+        verdicts=_verdicts(score_meta),
+        output_tokens=output_tokens,
+        reasoning_tokens=reasoning_tokens,
+    )
+
+
+def _flag(value: dict[str, Any], metadata: dict[str, Any], key: str) -> bool:
+    """A 0/1 flag of the score value, or (older logs) a truthy entry of its metadata."""
+    if key in value:
+        flag = value[key]
+        return bool(flag) and not _is_nan(flag)
+    return bool(metadata.get(key))
+
+
+def _verdicts(metadata: dict[str, Any]) -> tuple[CriterionVerdict, ...]:
+    return tuple(
+        CriterionVerdict(str(v["id"]), bool(v["met"]))
+        for v in metadata.get("verdicts") or []
+        if isinstance(v, dict) and "id" in v and isinstance(v.get("met"), bool)
+    )
+
+
+def _usage(
+    metadata: dict[str, Any], sample: EvalSample, info: LogInfo
+) -> tuple[int | None, int | None]:
+    """Tokens of the model under test: the scorer's `answer_usage`, else the sample's
+    usage of that model, unless it also judged (then its usage mixes in the judge's)."""
+    usage = metadata.get("answer_usage")
+    if isinstance(usage, dict):
+        return _int_or_none(usage.get("output_tokens")), _int_or_none(usage.get("reasoning_tokens"))
+    own = (sample.model_usage or {}).get(info.model)
+    if own is None or info.model in info.judges.values():
+        return None, None
+    return own.output_tokens, own.reasoning_tokens
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or _is_nan(value):
+        return None
+    return float(value)
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)

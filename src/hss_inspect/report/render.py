@@ -1,0 +1,410 @@
+"""Renderers at the edge: report rows to Markdown, CSV, JSON and a self-contained HTML page.
+
+Rows are the dicts of `tables.leaderboard_row` (rates as fractions); tables show them in
+percent, the paper's Table 1 layout, with the best value bold and the second underlined.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hss_inspect.report.paper import PublishedRow
+from hss_inspect.report.sweep import Sweep
+from hss_inspect.report.tables import GROUP_COLUMNS, SUBDOMAIN_LABELS, Difficulty
+
+TABLE1_HEADER = (
+    "model (effort)",
+    "judge",
+    "pass@1",
+    *GROUP_COLUMNS,
+    "think-tok",
+    "ans-tok",
+)
+RATE_COLUMNS = ("pass_at_1", *GROUP_COLUMNS)
+Mark = Callable[[str, str], str]  # (text, "best"|"second") -> marked text
+
+
+@dataclass(frozen=True)
+class DisplayRow:
+    """One line of the Table 1 layout: percent figures, from a log or from the paper."""
+
+    label: str
+    judge: str
+    source: str  # "log" or "paper"
+    kind: str  # model, human or control (a condition other than standard)
+    values: dict[str, float | None]  # percent; tokens as counts
+
+
+def display_rows(
+    rows: Sequence[dict[str, Any]], paper: Sequence[PublishedRow] = ()
+) -> list[DisplayRow]:
+    shown = [
+        DisplayRow(
+            label=_label(row),
+            judge=str(row["judge"]),
+            source="log",
+            kind="model" if row["condition"] == "standard" else "control",
+            values={
+                **{c: _percent(row.get(c)) for c in RATE_COLUMNS},
+                "ci95": _percent(row.get("ci95")),
+                "think_tokens": row.get("think_tokens"),
+                "answer_tokens": row.get("answer_tokens"),
+            },
+        )
+        for row in rows
+    ]
+    shown += [DisplayRow(p.label, "paper", "paper", p.kind, p.values) for p in paper]
+    return shown
+
+
+def _label(row: dict[str, Any]) -> str:
+    effort = f" ({row['reasoning_effort']})" if row.get("reasoning_effort") else ""
+    condition = f" [{row['condition']}]" if row["condition"] != "standard" else ""
+    return f"{row['model']}{effort}{condition}"
+
+
+def _percent(value: Any) -> float | None:
+    return None if value is None else 100 * float(value)
+
+
+def ranks_of(rows: Sequence[DisplayRow], column: str) -> dict[int, str]:
+    """Row index -> "best"/"second" among model rows (human and controls never ranked)."""
+    scored = [
+        (row.values[column], i)
+        for i, row in enumerate(rows)
+        if row.kind == "model" and row.values.get(column) is not None
+    ]
+    distinct = sorted({round(v or 0.0, 6) for v, _ in scored}, reverse=True)
+    marks = {}
+    for value, index in scored:
+        place = distinct.index(round(value or 0.0, 6))
+        if place < 2:
+            marks[index] = ("best", "second")[place]
+    return marks
+
+
+def _cells(rows: Sequence[DisplayRow], mark: Mark, escape: Callable[[str], str]) -> list[list[str]]:
+    marks = {column: ranks_of(rows, column) for column in RATE_COLUMNS}
+    table = []
+    for i, row in enumerate(rows):
+        rates = []
+        for column in RATE_COLUMNS:
+            text = _fmt(row.values.get(column))
+            if column == "pass_at_1" and row.values.get("ci95") is not None:
+                text += f" ± {_fmt(row.values['ci95'])}"
+            place = marks[column].get(i)
+            rates.append(mark(text, place) if place else text)
+        label = escape(row.label) + (" (published)" if row.source == "paper" else "")
+        table.append(
+            [
+                label,
+                escape(row.judge),
+                *rates,
+                _tokens(row.values.get("think_tokens")),
+                _tokens(row.values.get("answer_tokens")),
+            ]
+        )
+    return table
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.1f}"
+
+
+def _tokens(value: Any) -> str:
+    return "n/r" if value is None else f"{float(value):,.0f}"
+
+
+# ---- Markdown -------------------------------------------------------------------------
+
+
+def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines)
+
+
+def _md_mark(text: str, place: str) -> str:
+    return f"**{text}**" if place == "best" else f"<u>{text}</u>"
+
+
+def markdown_report(
+    rows: Sequence[DisplayRow],
+    subdomains: Sequence[dict[str, Any]],
+    difficulty: Difficulty,
+) -> str:
+    parts = [
+        "## Leaderboard (pass@1, %)",
+        "",
+        _md_table(TABLE1_HEADER, _cells(rows, _md_mark, lambda s: s.replace("|", "\\|"))),
+        "",
+        "Best model value in bold, second underlined; ± is the 95% bootstrap half-width over "
+        "tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported).",
+        "",
+        "## By subdomain (pass@1, %)",
+        "",
+        _md_table(*subdomain_cells(subdomains)),
+        "",
+        "## Item difficulty",
+        "",
+        *difficulty_lines(difficulty),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def subdomain_cells(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    header = ["subdomain", *(_label(r) for r in rows)]
+    body = [
+        [label, *(_fmt(_percent(r["subdomains"].get(label))) for r in rows)]
+        for label in SUBDOMAIN_LABELS
+        if any(label in r["subdomains"] for r in rows)
+    ]
+    return header, body
+
+
+def difficulty_lines(difficulty: Difficulty) -> list[str]:
+    def listed(ids: Sequence[str]) -> str:
+        return f"{len(ids)}" + (": " + ", ".join(ids) if ids else "")
+
+    return [
+        f"Across {difficulty.runs} run(s):",
+        "",
+        f"- solved by no run in any attempt: {listed(difficulty.never_solved)}",
+        f"- solved by every run in every attempt: {listed(difficulty.always_solved)}",
+        f"- attempts disagree within a run: {listed(difficulty.attempts_disagree)}",
+    ]
+
+
+# ---- CSV and JSON ---------------------------------------------------------------------
+
+
+CSV_COLUMNS = (
+    "source",
+    "log",
+    "model",
+    "condition",
+    "reasoning_effort",
+    "max_frames",
+    "judge",
+    "scorer",
+    "n_tasks",
+    "attempts",
+    "pass_at_1",
+    "ci95",
+    "rubric",
+    *GROUP_COLUMNS,
+    *SUBDOMAIN_LABELS,
+    "think_tokens",
+    "answer_tokens",
+    "no_answer",
+    "grading_failures",
+    "model_errors",
+)
+
+
+def csv_report(rows: Sequence[dict[str, Any]], paper: Sequence[PublishedRow] = ()) -> str:
+    """One line per run (rates as fractions); published rows after them, source=paper."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({"source": "log", **row, **row["subdomains"]})
+    for published in paper:
+        values = {
+            k: (v / 100 if v is not None and k not in ("think_tokens", "answer_tokens") else v)
+            for k, v in published.values.items()
+        }
+        writer.writerow({"source": "paper", "model": published.label, **values})
+    return out.getvalue()
+
+
+def json_report(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, indent=2, default=_json_default, allow_nan=False) + "\n"
+
+
+def _json_default(value: Any) -> Any:
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def clean_nan(value: Any) -> Any:
+    """NaN (undefined, e.g. a kappa with no variation) as JSON null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_nan(v) for v in value]
+    return value
+
+
+# ---- HTML -----------------------------------------------------------------------------
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:72rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .6rem;text-align:right}
+th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
+tr.paper td{color:#666;font-style:italic}
+u{text-decoration-thickness:2px}
+figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
+"""
+
+
+def _html_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], classes: Sequence[str] = ()
+) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    lines = []
+    for i, cells in enumerate(body):
+        css = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
+        lines.append(f"<tr{css}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+
+
+def _html_mark(text: str, place: str) -> str:
+    return f"<b>{text}</b>" if place == "best" else f"<u>{text}</u>"
+
+
+def html_report(
+    rows: Sequence[DisplayRow],
+    subdomains: Sequence[dict[str, Any]],
+    difficulty: Difficulty,
+    figures: dict[str, str],
+    title: str = "HSS report",
+) -> str:
+    """One self-contained page; `figures` maps a caption to an inline data: URI."""
+    leaderboard = _html_table(
+        TABLE1_HEADER,
+        _cells(rows, _html_mark, html.escape),
+        ["paper" if r.source == "paper" else "" for r in rows],
+    )
+    header, body = subdomain_cells(subdomains)
+    sub_table = _html_table(header, [[html.escape(c) for c in line] for line in body])
+    items = "".join(
+        f"<li>{html.escape(line[2:])}</li>" for line in difficulty_lines(difficulty)[2:]
+    )
+    plots = "".join(
+        f'<figure><img alt="{html.escape(caption)}" src="{uri}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        for caption, uri in figures.items()
+    )
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<h2>Leaderboard (pass@1, %)</h2>{leaderboard}"
+        "<p>Best model value in bold, second underlined; ± is the 95% bootstrap half-width "
+        "over tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported). "
+        "Rows in italics are the paper's published figures.</p>"
+        f"<h2>By subdomain (pass@1, %)</h2>{sub_table}"
+        f"<h2>Item difficulty</h2><p>Across {difficulty.runs} run(s):</p><ul>{items}</ul>"
+        f"{'<h2>Plots</h2>' + plots if plots else ''}</body></html>\n"
+    )
+
+
+# ---- sweep, agreement, comparison -------------------------------------------------------
+
+
+def sweep_markdown(sweep: Sweep) -> str:
+    header = ["model", "group", *sweep.levels, "Δ last − first"]
+    body = [
+        [
+            row.model,
+            row.group,
+            *(_fmt(_percent(row.values[level])) for level in sweep.levels),
+            _signed(_percent(row.delta)),
+        ]
+        for row in sweep.rows
+    ]
+    title = "reasoning effort" if sweep.kind == "effort" else "frame budget"
+    return f"## Sweep over {title} (pass@1, %)\n\n{_md_table(header, body)}\n"
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.1f}"
+
+
+def agreement_markdown(alignment: dict[str, Any]) -> str:
+    pairs = [
+        [
+            p["a"],
+            p["b"],
+            _fmt(_percent(p["criterion_agreement"])),
+            _kappa(p["criterion_kappa"]),
+            str(p["n_criteria"]),
+            _fmt(_percent(p["item_agreement"])),
+            _kappa(p["item_kappa"]),
+            str(p["n_items"]),
+        ]
+        for p in alignment["pairs"]
+    ]
+    header = ["judge A", "judge B", "criterion agr. %", "criterion κ", "criteria"]
+    header += ["item agr. %", "item κ", "items"]
+    judges = alignment["judges"]
+    scores = [
+        [model, *(_fmt(per_judge.get(j)) for j in judges)]
+        for model, per_judge in sorted(alignment["model_scores"].items())
+    ]
+    lenient = [[j, _signed(alignment["leniency"][j])] for j in judges]
+    parts = [
+        "## Judge agreement",
+        "",
+        _md_table(header, pairs),
+        "",
+        "## pass@1 (%) by judge",
+        "",
+        _md_table(["model", *judges], scores),
+        "",
+        "## Leniency (points above the mean of the other judges)",
+        "",
+        _md_table(["judge", "leniency"], lenient),
+    ]
+    if alignment["correlations"]:
+        corr = [
+            [c["a"], c["b"], str(c["n_models"]), _kappa(c["spearman"]), _kappa(c["pearson"])]
+            for c in alignment["correlations"]
+        ]
+        parts += ["", "## Correlation of per-model scores", ""]
+        parts.append(_md_table(["judge A", "judge B", "models", "Spearman ρ", "Pearson r"], corr))
+    if alignment["self_preference"]:
+        own = [
+            [s["judge"], s["model"], _signed(s["residual"])] for s in alignment["self_preference"]
+        ]
+        parts += ["", "## Same-vendor residuals (points, after leniency)", ""]
+        parts.append(_md_table(["judge", "model", "residual"], own))
+    return "\n".join(parts) + "\n"
+
+
+def _kappa(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def compare_markdown(result: dict[str, Any]) -> str:
+    header = ["group", "tasks", "A %", "B %", "Δ B−A", "A only", "B only", "McNemar p"]
+
+    def line(name: str, s: dict[str, Any]) -> list[str]:
+        return [
+            name,
+            str(s["n_tasks"]),
+            _fmt(_percent(s["a_pass"])),
+            _fmt(_percent(s["b_pass"])),
+            _signed(_percent(s["delta"])),
+            str(s["a_only"]),
+            str(s["b_only"]),
+            f"{s['mcnemar_p']:.3g}",
+        ]
+
+    body = [line("all", result)]
+    body += [line(name, s) for name, s in result["by_domain"].items()]
+    body += [line(name, s) for name, s in result["by_subdomain"].items()]
+    return (
+        f"## Paired comparison, first attempts\n\nA: {result['a']} ({result['a_log']})  \n"
+        f"B: {result['b']} ({result['b_log']})\n\n{_md_table(header, body)}\n\n"
+        f"{result['unpaired_tasks']} shared task(s) left out: first attempt not graded.\n"
+    )
