@@ -78,9 +78,7 @@ async def media_turn(
 ) -> tuple[list[Content], dict[str, Any]]:
     meta = state.metadata
     task_id, media_path = meta["task_id"], meta["media_path"]
-    path = await service.fetch(
-        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
-    )
+    path = await local_media(release, state)
     try:
         digest = await service.media_sha256(path)
         record: dict[str, Any] = {
@@ -98,6 +96,14 @@ async def media_turn(
         raise MediaError(f"task {task_id}: {exc}; check or replace {media_path}") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))
     return content, {**record, **details}
+
+
+async def local_media(release: Release, state: TaskState) -> Path:
+    """The sample's media file on this machine, downloaded once if needed."""
+    task_id, media_path = state.metadata["task_id"], state.metadata["media_path"]
+    return await service.fetch(
+        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
+    )
 
 
 def frame_settings_for(media: MediaSettings, model_name: str) -> FrameSettings:

@@ -29,19 +29,23 @@ class PreparedImage:
 def prepare_image(path: Path, max_side: int, max_bytes: int) -> PreparedImage:
     """The bytes to send for the image at `path` under the side and size limits."""
     raw = path.read_bytes()
-    try:
-        with Image.open(io.BytesIO(raw)) as opened:
-            opened.load()
-            upright = ImageOps.exif_transpose(opened)
-            source_format = opened.format or ""
-    except (UnidentifiedImageError, OSError) as exc:
-        raise MediaError(f"{path}: not a readable image ({exc})") from exc
+    upright, source_format = upright_image(raw, path)
     width, height = upright.size
     mime = _PASSTHROUGH.get(source_format)
     if mime and max(width, height) <= max_side and len(raw) <= max_bytes:
         return PreparedImage(raw, mime, width, height, False, len(raw))
     data, size = _reencode_within(upright, max_side, max_bytes, path)
     return PreparedImage(data, "image/jpeg", size[0], size[1], True, len(raw))
+
+
+def upright_image(raw: bytes, path: Path) -> tuple[Image.Image, str]:
+    """The image in `raw` turned upright by its EXIF orientation, and its format name."""
+    try:
+        with Image.open(io.BytesIO(raw)) as opened:
+            opened.load()
+            return ImageOps.exif_transpose(opened), opened.format or ""
+    except (UnidentifiedImageError, OSError) as exc:
+        raise MediaError(f"{path}: not a readable image ({exc})") from exc
 
 
 def _reencode_within(

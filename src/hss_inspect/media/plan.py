@@ -103,3 +103,37 @@ def last_before(sorted_times: Sequence[float], boundaries: Sequence[float]) -> l
 
 def format_seconds(value: float) -> str:
     return f"{value:.2f}"
+
+
+def plan_window(
+    duration: float, start: float, end: float, fps: float, max_frames: int
+) -> FramePlan:
+    """The slots of the whole-clip plan at a higher rate that fall in [start, end).
+
+    The same rule as `plan_frames`, restricted to a window: the rate is
+    f = min(fps, max_frames / (end - start)), slot i is labelled i / f and shows the
+    last frame before (i + 1/2) / f, and only slots the whole-clip plan at rate f has
+    (i < floor(f * duration)) are kept. Raises ValueError naming the bad argument.
+    """
+    if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or end <= start:
+        raise ValueError(f"the window must satisfy 0 <= start < end, got {start}..{end}")
+    if end > duration + _FLOOR_TOLERANCE:
+        raise ValueError(
+            f"the window ends at {format_seconds(end)} s, past the clip's end at "
+            f"{format_seconds(duration)} s"
+        )
+    if not (math.isfinite(fps) and fps > 0):
+        raise ValueError(f"fps must be a positive number, got {fps}")
+    if max_frames < 1:
+        raise ValueError(f"max_frames must be at least 1, got {max_frames}")
+    rate = min(fps, max_frames / (end - start))
+    clip_slots = max(1, math.floor(rate * duration + _FLOOR_TOLERANCE))
+    first = math.ceil(start * rate - _FLOOR_TOLERANCE)
+    stop = min(math.ceil(end * rate - _FLOOR_TOLERANCE), clip_slots, first + max_frames)
+    if stop <= first:
+        raise ValueError(
+            f"no frame time at {rate:.2f} frames per second falls in "
+            f"{format_seconds(start)}..{format_seconds(end)} s; widen the window or raise fps"
+        )
+    slots = tuple(range(first, stop))
+    return FramePlan(duration, rate, len(slots), slots)

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
-from hss_inspect.media.store import cached_prepare_image, cached_sample_video, remembered_sha256
+from hss_inspect.media.plan import FramePlan
+from hss_inspect.media.store import (
+    cached_decode_plan,
+    cached_prepare_image,
+    cached_sample_video,
+    remembered_sha256,
+)
 from hss_inspect.media.video import SampledVideo
 from hss_inspect.settings import FrameSettings
 
@@ -50,6 +56,15 @@ async def video_frames(path: Path, settings: FrameSettings, byte_budget: int) ->
         lambda: shrink_jpegs_to_budget(list(video.jpegs), byte_budget, settings.jpeg_quality),
     )
     return _with_jpegs(video, shrunk)
+
+
+async def plan_frames_of(path: Path, settings: FrameSettings, plan: FramePlan) -> SampledVideo:
+    """Frames of a plan made elsewhere (a window of the clip, one frame), cached."""
+    digest = await media_sha256(path)
+    return await _once(
+        ("plan", digest, settings, plan.effective_fps, plan.slots),
+        lambda: cached_decode_plan(path, settings, plan, digest),
+    )
 
 
 def _with_jpegs(video: SampledVideo, jpegs: list[bytes]) -> SampledVideo:

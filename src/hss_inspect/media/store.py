@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.media.image import PreparedImage, prepare_image
-from hss_inspect.media.video import SampledVideo, sample_video
+from hss_inspect.media.plan import FramePlan
+from hss_inspect.media.video import SampledVideo, decode_plan, sample_video
 from hss_inspect.settings import FrameSettings
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
@@ -157,7 +158,49 @@ def cached_sample_video(
     """Frames of `path` from the cache, sampling and storing them on a miss."""
     root = root or cache_root()
     digest = video_sha256 or remembered_sha256(path, root)
-    key = frames_key(digest, settings)
+    return _cached_frames(
+        root, frames_key(digest, settings), lambda: sample_video(path, settings), settings, digest
+    )
+
+
+def plan_key(video_sha256: str, settings: FrameSettings, plan: FramePlan) -> str:
+    return _key(
+        {
+            "video": video_sha256,
+            "settings": settings.as_dict(),
+            "rate": plan.effective_fps,
+            "slots": list(plan.slots),
+            "v": FRAME_ALGORITHM_VERSION,
+        }
+    )
+
+
+def cached_decode_plan(
+    path: Path,
+    settings: FrameSettings,
+    plan: FramePlan,
+    video_sha256: str | None = None,
+    root: Path | None = None,
+) -> SampledVideo:
+    """Frames of a plan made elsewhere (a window, one frame), through the same cache."""
+    root = root or cache_root()
+    digest = video_sha256 or remembered_sha256(path, root)
+    return _cached_frames(
+        root,
+        plan_key(digest, settings, plan),
+        lambda: decode_plan(path, plan, settings),
+        settings,
+        digest,
+    )
+
+
+def _cached_frames(
+    root: Path,
+    key: str,
+    decode: Callable[[], SampledVideo],
+    settings: FrameSettings,
+    digest: str,
+) -> SampledVideo:
     entry = root / "frames" / key
     cached = read_frames(entry)
     if cached is not None:
@@ -167,7 +210,7 @@ def cached_sample_video(
         cached = read_frames(entry)
         if cached is not None:
             return cached
-        video = sample_video(path, settings)
+        video = decode()
         _replace_entry(
             entry,
             lambda staging: _write_entry(staging, video, manifest_of(video, settings, digest)),

@@ -142,14 +142,27 @@ def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
         # itself on every plan by the non-reference frames it lets the decoder skip.
         index = read_packet_index(path)
         duration = declared if declared is not None else (index.span if index else 0.0)
-        plan = plan_frames(duration, settings)
-        if index is not None:
-            sampled = _decode_indexed(path, plan, settings, index)
-            if sampled is not None:
-                return sampled
-        return _decode_streaming(path, plan, settings)
+        return _decode_plan(path, plan_frames(duration, settings), settings, index)
     except av.FFmpegError as exc:
         raise MediaError(f"{path}: cannot decode video ({exc})") from exc
+
+
+def decode_plan(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
+    """Decode the frames of a plan made elsewhere (a window of the clip, one frame)."""
+    try:
+        return _decode_plan(path, plan, settings, read_packet_index(path))
+    except av.FFmpegError as exc:
+        raise MediaError(f"{path}: cannot decode video ({exc})") from exc
+
+
+def _decode_plan(
+    path: Path, plan: FramePlan, settings: FrameSettings, index: PacketIndex | None
+) -> SampledVideo:
+    if index is not None:
+        sampled = _decode_indexed(path, plan, settings, index)
+        if sampled is not None:
+            return sampled
+    return _decode_streaming(path, plan, settings)
 
 
 class _FrameEncoder:
