@@ -66,3 +66,18 @@ def listed_times(timestamps: Sequence[float]) -> str:
     head = texts[:_TIMESTAMPS_AT_EACH_END]
     tail = texts[-_TIMESTAMPS_AT_EACH_END:]
     return f"{', '.join(head)}, ... , {', '.join(tail)}"
+
+
+def agent_system_message(media_type: str) -> str:
+    """The agentic condition's one addition to the standard turn: what the tools are for."""
+    looking = (
+        "crop and zoom into any region of the image"
+        if media_type == "image"
+        else "crop and zoom into any frame you have been shown, fetch more frames of any "
+        "time window of the video at a higher frame rate, and put two frames side by side"
+    )
+    return (
+        f"You may inspect the media with tools before you answer: {looking}. Look as "
+        "closely as you need to. When you are ready, call submit with your complete final "
+        "answer; only the submitted answer is graded."
+    )

@@ -10,8 +10,8 @@ DEFAULT_REVISION = "main"
 DEFAULT_EPOCHS = 3
 DEFAULT_JUDGE_RETRIES = 2
 
-Condition = Literal["standard", "blind", "oracle"]
-CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle")
+Condition = Literal["standard", "blind", "oracle", "agentic"]
+CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
 NativeVideo = Literal["auto", "true", "false"]
 
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
@@ -59,3 +59,38 @@ class MediaSettings:
 
 DEFAULT_FRAMES = FrameSettings()
 DEFAULT_MEDIA = MediaSettings()
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Limits and tool settings of the agentic condition (paper Sec. 3.3), per conversation.
+
+    Reaching `max_steps` model calls, `max_output_tokens` output tokens (as the provider
+    reports them) or more than `max_tool_images` images returned by tools ends the
+    conversation; its answer is then the model's latest text.
+    """
+
+    max_steps: int = 30
+    max_output_tokens: int = 100_000
+    max_tool_images: int = 40
+    window_fps: float = 8.0
+    window_max_frames: int = 16
+    zoom_side: int = 768
+    min_crop_side: int = 8
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_output_tokens", "window_max_frames", "min_crop_side"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"agent option {name} must be at least 1")
+        if self.max_tool_images < 0:
+            raise ValueError("agent option max_tool_images must be 0 or more")
+        if not self.window_fps > 0:
+            raise ValueError(f"agent option window_fps must be positive, got {self.window_fps}")
+        if self.zoom_side < 64:
+            raise ValueError(f"agent option zoom_side must be at least 64 px, got {self.zoom_side}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEFAULT_AGENT = AgentSettings()

@@ -10,6 +10,7 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver, generate
 
+from hss_inspect.agentic.loop import hss_agent
 from hss_inspect.config import Preset, presets
 from hss_inspect.dataset import build_dataset
 from hss_inspect.judge import judge_prompts
@@ -19,12 +20,14 @@ from hss_inspect.rows import OptionList, as_list, select_rows
 from hss_inspect.scorer import rubric_judge
 from hss_inspect.settings import (
     CONDITIONS,
+    DEFAULT_AGENT,
     DEFAULT_DATASET,
     DEFAULT_EPOCHS,
     DEFAULT_FRAMES,
     DEFAULT_JUDGE_RETRIES,
     DEFAULT_MEDIA,
     DEFAULT_REVISION,
+    AgentSettings,
     FrameSettings,
     MediaSettings,
     NativeVideo,
@@ -49,6 +52,12 @@ def hss(
     image_max_bytes: int = DEFAULT_MEDIA.image_max_bytes,
     native_video: str | bool = DEFAULT_MEDIA.native_video,
     judge_retries: int = DEFAULT_JUDGE_RETRIES,
+    agent_steps: int = DEFAULT_AGENT.max_steps,
+    agent_tokens: int = DEFAULT_AGENT.max_output_tokens,
+    agent_images: int = DEFAULT_AGENT.max_tool_images,
+    agent_window_fps: float = DEFAULT_AGENT.window_fps,
+    agent_window_frames: int = DEFAULT_AGENT.window_max_frames,
+    agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     if condition not in CONDITIONS:
@@ -65,11 +74,19 @@ def hss(
         image_max_bytes=int(image_max_bytes),
         native_video=native_video_option(native_video),
     )
+    agent = AgentSettings(
+        max_steps=int(agent_steps),
+        max_output_tokens=int(agent_tokens),
+        max_tool_images=int(agent_images),
+        window_fps=float(agent_window_fps),
+        window_max_frames=int(agent_window_frames),
+        zoom_side=int(agent_zoom_side),
+    )
     release = open_release(dataset, revision)
     rows = select_rows(release.read_rows(), media, domains, subdomains)
     return Task(
         dataset=build_dataset(release, rows),
-        solver=conditioned_solver(condition, release, media_settings),
+        solver=conditioned_solver(condition, release, media_settings, agent),
         scorer=rubric_judge(retries=int(judge_retries)),
         epochs=Epochs(DEFAULT_EPOCHS, hss_mean()),
         version=version("hss-inspect"),
@@ -88,6 +105,7 @@ def hss(
             "hss_media_settings": media_settings.as_dict(),
             "hss_judge_retries": int(judge_retries),
             "hss_judge_prompt_sha256": judge_prompts().sha256,
+            **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
         },
     )
 
@@ -99,9 +117,13 @@ def native_video_option(value: str | bool) -> NativeVideo:
     return text  # type: ignore[return-value]
 
 
-def conditioned_solver(condition: str, release: Any, media: MediaSettings) -> list[Solver]:
+def conditioned_solver(
+    condition: str, release: Any, media: MediaSettings, agent: AgentSettings
+) -> list[Solver]:
     if condition == "oracle":
         return [oracle_answer()]
+    if condition == "agentic":
+        return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
     return [hss_input(release, media, condition), generate()]
 
 

@@ -31,13 +31,13 @@ def _wait_for(check: callable, what: str, timeout: float = 30.0) -> None:  # typ
 
 
 @contextmanager
-def scripted_models(workdir: Path) -> Iterator[tuple[str, Path]]:
-    """Start the scripted OpenAI-compatible server; yields (base_url, request log)."""
+def scripted_models(
+    workdir: Path, script: str = "scripted_server.py"
+) -> Iterator[tuple[str, Path]]:
+    """Start a scripted OpenAI-compatible server; yields (base_url, request log)."""
     port_file, log_file = workdir / "port", workdir / "requests.jsonl"
     log_file.touch()
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "scripted_server.py"), str(port_file), str(log_file)]
-    )
+    process = subprocess.Popen([sys.executable, str(HERE / script), str(port_file), str(log_file)])
     try:
         _wait_for(lambda: port_file.exists() and port_file.read_text(), "scripted server")
         yield f"http://127.0.0.1:{port_file.read_text()}/v1", log_file

@@ -1,0 +1,196 @@
+"""The agentic condition (paper Sec. 3.3, App. F) as an Inspect solver.
+
+The conversation starts from the standard user turn (same media, notes and question)
+after a system message naming the tools. Each step is one call of the model under
+evaluation; its tool calls are run by Inspect (`execute_tools`), so every call, its
+arguments, its result and its images are in the log. The conversation ends when the
+model submits, answers without calling a tool, or reaches a limit (steps, output
+tokens, tool images); the graded answer is then the submitted text, else the model's
+latest text. The rubric judge grades it exactly as a single-call answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    ContentImage,
+    Model,
+    ModelOutput,
+    ModelUsage,
+    execute_tools,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool
+
+from hss_inspect import prompt
+from hss_inspect.agentic.tools import AgentMedia, inspection_tools
+from hss_inspect.agentic.views import ShownFrame, decode_data_uri, image_size
+from hss_inspect.release import Release
+from hss_inspect.settings import AgentSettings, MediaSettings
+from hss_inspect.solver import frame_settings_for, local_media
+
+
+@dataclass
+class Conversation:
+    """What one agentic conversation cost and how it ended (kept in the sample's metadata)."""
+
+    steps: int = 0
+    usage: ModelUsage = field(default_factory=ModelUsage)
+    tool_calls: Counter[str] = field(default_factory=Counter)
+    tool_errors: int = 0
+    ended_by: str = ""
+
+    def record(self, output: ModelOutput) -> None:
+        self.steps += 1
+        if output.usage is not None:
+            self.usage = self.usage + output.usage
+
+    def record_tools(self, message: ChatMessageAssistant, results: list[ChatMessage]) -> None:
+        self.tool_calls.update(call.function for call in message.tool_calls or [])
+        self.tool_errors += sum(
+            1 for m in results if isinstance(m, ChatMessageTool) and m.error is not None
+        )
+
+
+def limit_reached(conversation: Conversation, media: AgentMedia, limits: AgentSettings) -> str:
+    """The limit that ends the conversation before another step, or '' when none has."""
+    if media.image_limit_reached:
+        return "image_limit"
+    if conversation.steps >= limits.max_steps:
+        return "step_limit"
+    if conversation.usage.output_tokens >= limits.max_output_tokens:
+        return "token_limit"
+    return ""
+
+
+@solver
+def hss_agent(release: Release, media: MediaSettings, limits: AgentSettings) -> Solver:
+    """Let the model inspect the media with tools, then grade what it submits."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        agent_media = await conversation_media(release, media, limits, state)
+        tools = inspection_tools(agent_media)
+        state.messages.insert(
+            0, ChatMessageSystem(content=prompt.agent_system_message(agent_media.media_type))
+        )
+        model = get_model()
+        conversation = await converse(model, state, tools, agent_media, limits)
+        answer = agent_media.answer or latest_text(state.messages)
+        state.output = ModelOutput.from_content(model=str(model), content=answer)
+        state.output.usage = conversation.usage
+        state.metadata["agent"] = agent_record(conversation, agent_media, limits, answer)
+        return state
+
+    return solve
+
+
+async def converse(
+    model: Model,
+    state: TaskState,
+    tools: list[Tool],
+    media: AgentMedia,
+    limits: AgentSettings,
+) -> Conversation:
+    conversation = Conversation()
+    while not (ended := limit_reached(conversation, media, limits)):
+        output = await model.generate(state.messages, tools)
+        conversation.record(output)
+        state.messages.append(output.message)
+        if not output.message.tool_calls:
+            ended = "answered_without_submit"
+            break
+        executed = await execute_tools(state.messages, tools)
+        state.messages.extend(executed.messages)
+        conversation.record_tools(output.message, executed.messages)
+        if media.answer is not None:
+            ended = "submitted"
+            break
+    conversation.ended_by = ended
+    return conversation
+
+
+def latest_text(messages: list[ChatMessage]) -> str:
+    """The model's most recent non-empty text: its answer when it never submitted."""
+    for message in reversed(messages):
+        if isinstance(message, ChatMessageAssistant) and message.text.strip():
+            return message.text.strip()
+    return ""
+
+
+async def conversation_media(
+    release: Release, media: MediaSettings, limits: AgentSettings, state: TaskState
+) -> AgentMedia:
+    """The tools' view of this sample: its file, what the first turn showed, the image budget."""
+    sent = state.metadata["sent_media"]
+    frame_settings = frame_settings_for(media, str(state.model))
+    first_turn_images = count_images(state.messages)
+    budget = limits.max_tool_images
+    if frame_settings.max_images is not None:
+        # A per-request image cap covers the whole conversation, resent history included.
+        budget = max(0, min(budget, frame_settings.max_images - first_turn_images))
+    agent_media = AgentMedia(
+        media_type=state.metadata["media_type"],
+        path=await local_media(release, state),
+        frame_settings=frame_settings,
+        settings=limits,
+        image_budget=budget,
+        duration=sent.get("duration"),
+    )
+    if sent["kind"] == "image":
+        agent_media.views.image_size = (int(sent["width"]), int(sent["height"]))
+    elif sent["kind"] == "frames":
+        agent_media.views.add_frames(sent_frames(state.messages, sent))
+    return agent_media
+
+
+def sent_frames(messages: list[ChatMessage], sent: dict[str, Any]) -> list[ShownFrame]:
+    """The frames of the first turn, with their sampling-plan slots and shown sizes."""
+    images = [decode_data_uri(c.image) for c in first_turn_images_of(messages)]
+    rate = float(sent["effective_fps"])
+    return [
+        ShownFrame(rate, round(time * rate), jpeg, *image_size(jpeg))
+        for time, jpeg in zip(sent["timestamps"], images, strict=True)
+    ]
+
+
+def first_turn_images_of(messages: list[ChatMessage]) -> list[ContentImage]:
+    user = next(m for m in messages if isinstance(m, ChatMessageUser))
+    content = user.content if isinstance(user.content, list) else []
+    return [c for c in content if isinstance(c, ContentImage)]
+
+
+def count_images(messages: list[ChatMessage]) -> int:
+    return sum(
+        1
+        for m in messages
+        if isinstance(m.content, list)
+        for c in m.content
+        if isinstance(c, ContentImage)
+    )
+
+
+def agent_record(
+    conversation: Conversation, media: AgentMedia, limits: AgentSettings, answer: str
+) -> dict[str, Any]:
+    return {
+        "ended_by": conversation.ended_by,
+        "steps": conversation.steps,
+        "tool_calls": dict(conversation.tool_calls),
+        "tool_errors": conversation.tool_errors,
+        "tool_images": media.images_returned,
+        "image_budget": media.image_budget,
+        "output_tokens": conversation.usage.output_tokens,
+        "reasoning_tokens": conversation.usage.reasoning_tokens,
+        "submitted": media.answer is not None,
+        "answer_chars": len(answer),
+        "limits": limits.as_dict(),
+    }

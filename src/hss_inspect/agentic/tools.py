@@ -1,0 +1,266 @@
+"""The agent's inspection tools: crop and zoom, more frames of a window, two frames side by side.
+
+Tools work on the same prepared media and the same cache as the single-call condition.
+A bad argument raises `ToolError`, which Inspect hands back to the model as the tool's
+result, so the model can correct itself; the sample goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from inspect_ai.model import ContentImage, ContentText
+from inspect_ai.tool import Tool, ToolError, ToolResult, tool
+from PIL import Image
+
+from hss_inspect import prompt
+from hss_inspect.agentic.views import (
+    Box,
+    ShownFrame,
+    ViewError,
+    Views,
+    checked_box,
+    crop_and_zoom,
+    image_size,
+    jpeg_of,
+    side_by_side,
+    source_box,
+)
+from hss_inspect.media import service
+from hss_inspect.media.errors import MediaError
+from hss_inspect.media.image import upright_image
+from hss_inspect.media.plan import FramePlan, format_seconds, plan_window
+from hss_inspect.media.video import SampledVideo
+from hss_inspect.settings import AgentSettings, FrameSettings
+from hss_inspect.solver import data_uri
+
+# Frames decoded for cropping keep the source resolution (`scaled_size` never upscales).
+NATIVE_SIDE = 1 << 16
+
+
+@dataclass
+class AgentMedia:
+    """One conversation's media, what it has shown, and its image budget."""
+
+    media_type: str
+    path: Path
+    frame_settings: FrameSettings
+    settings: AgentSettings
+    image_budget: int
+    duration: float | None = None
+    views: Views = field(default_factory=Views)
+    images_returned: int = 0
+    image_limit_reached: bool = False
+    answer: str | None = None
+
+    def take_images(self, count: int) -> bool:
+        """Reserve `count` images of the budget; False, and the limit marked, if they do not fit."""
+        if self.images_returned + count > self.image_budget:
+            self.image_limit_reached = True
+            return False
+        self.images_returned += count
+        return True
+
+
+def image_limit_text(media: AgentMedia) -> str:
+    return (
+        f"This conversation's limit of {media.image_budget} tool images is reached; "
+        "no image was returned and the conversation ends here."
+    )
+
+
+def inspection_tools(media: AgentMedia) -> list[Tool]:
+    """The tools for this media type, with `submit` last."""
+    if media.media_type == "image":
+        return [crop(media), submit(media)]
+    return [crop(media), frames(media), compare(media), submit(media)]
+
+
+@tool
+def crop(media: AgentMedia) -> Tool:
+    async def execute(
+        x0: int, y0: int, x1: int, y1: int, frame_time: float | None = None
+    ) -> ToolResult:
+        """Crop a rectangle of the image, or of one video frame you have been shown, and zoom in.
+
+        Coordinates are pixels of the image exactly as you were shown it: x grows from 0 at
+        the left edge, y from 0 at the top edge. The region is cut from the full-resolution
+        source and returned scaled so that its longer side is {zoom_side} px.
+
+        Args:
+            x0: Left edge of the region, in pixels.
+            y0: Top edge of the region, in pixels.
+            x1: Right edge of the region, in pixels (greater than x0).
+            y1: Bottom edge of the region, in pixels (greater than y0).
+            frame_time: For a video, the time label in seconds of the frame to crop
+                (12.5 for the frame labelled 12.50 s). Leave empty for an image.
+        """
+        try:
+            source, shown, what = await _crop_source(media, frame_time)
+            box = checked_box(Box(x0, y0, x1, y1), shown, media.settings.min_crop_side, what)
+        except ViewError as exc:
+            raise ToolError(str(exc)) from exc
+        if not media.take_images(1):
+            return image_limit_text(media)
+        region = source_box(box, shown, source.size)
+        zoomed = await asyncio.to_thread(crop_and_zoom, source, region, media.settings.zoom_side)
+        data = await asyncio.to_thread(jpeg_of, zoomed, media.frame_settings.jpeg_quality)
+        note = (
+            f"The region {box.text()} of {what}, cut from the source at "
+            f"{source.width}x{source.height} px and shown at {zoomed.width}x{zoomed.height} px."
+        )
+        return [ContentText(text=note), ContentImage(image=prompt_data_uri(data))]
+
+    execute.__doc__ = str(execute.__doc__).replace("{zoom_side}", str(media.settings.zoom_side))
+    return execute
+
+
+async def _crop_source(
+    media: AgentMedia, frame_time: float | None
+) -> tuple[Image.Image, tuple[int, int], str]:
+    """The full-resolution source, the size the model saw it at, and how to name it."""
+    if media.media_type == "image":
+        if frame_time is not None:
+            raise ViewError("this task shows an image, not a video: leave frame_time empty")
+        assert media.views.image_size is not None
+        raw = await asyncio.to_thread(media.path.read_bytes)
+        upright, _ = await asyncio.to_thread(upright_image, raw, media.path)
+        return upright, media.views.image_size, "the image"
+    if frame_time is None:
+        raise ViewError(
+            "this task shows a video: give frame_time, the time label of a frame you were shown"
+        )
+    shown = media.views.frame(frame_time)
+    native = await _native_frame(media, shown)
+    return native, (shown.width, shown.height), f"the frame at {shown.label} s"
+
+
+async def _native_frame(media: AgentMedia, shown: ShownFrame) -> Image.Image:
+    assert media.duration is not None
+    plan = FramePlan(media.duration, shown.rate, 1, (shown.slot,))
+    settings = replace(media.frame_settings, frame_side=NATIVE_SIDE, max_images=None)
+    try:
+        video = await service.plan_frames_of(media.path, settings, plan)
+    except MediaError as exc:
+        raise ViewError(f"the frame at {shown.label} s cannot be decoded ({exc})") from exc
+    return await asyncio.to_thread(_open_jpeg, video.jpegs[0])
+
+
+def _open_jpeg(data: bytes) -> Image.Image:
+    with Image.open(io.BytesIO(data)) as opened:
+        opened.load()
+        return opened.copy()
+
+
+@tool
+def frames(media: AgentMedia) -> Tool:
+    async def execute(start: float, end: float, fps: float | None = None) -> ToolResult:
+        """Fetch more frames of a time window of the video, at a higher frame rate.
+
+        Frames are chosen by the same rule as the frames you were first shown, at the
+        requested rate (lowered if needed so that at most {max_frames} frames come back), and are
+        labelled with their times in seconds.
+
+        Args:
+            start: Start of the window in seconds (0 or more).
+            end: End of the window in seconds (after start, at most the clip's duration).
+            fps: Frames per second within the window (default {fps}).
+        """
+        assert media.duration is not None
+        rate = media.settings.window_fps if fps is None else fps
+        try:
+            plan = plan_window(media.duration, start, end, rate, media.settings.window_max_frames)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from exc
+        if not media.take_images(len(plan.slots)):
+            return image_limit_text(media)
+        try:
+            video = await service.plan_frames_of(media.path, media.frame_settings, plan)
+        except MediaError as exc:
+            raise ToolError(f"these frames cannot be decoded ({exc})") from exc
+        shown = shown_frames(video, plan)
+        media.views.add_frames(shown)
+        return window_content(plan, shown, start, end)
+
+    execute.__doc__ = (
+        str(execute.__doc__)
+        .replace("{max_frames}", str(media.settings.window_max_frames))
+        .replace("{fps}", f"{media.settings.window_fps:g}")
+    )
+    return execute
+
+
+def shown_frames(video: SampledVideo, plan: FramePlan) -> list[ShownFrame]:
+    return [
+        ShownFrame(plan.effective_fps, slot, jpeg, *image_size(jpeg))
+        for slot, jpeg in zip(plan.slots, video.jpegs, strict=True)
+    ]
+
+
+def window_content(
+    plan: FramePlan, shown: list[ShownFrame], start: float, end: float
+) -> ToolResult:
+    count = "1 frame" if len(shown) == 1 else f"{len(shown)} frames"
+    note = ContentText(
+        text=f"{count} of {format_seconds(start)}..{format_seconds(end)} s at "
+        f"{plan.effective_fps:.2f} frames per second, each after its time label."
+    )
+    labelled = [
+        part
+        for frame in shown
+        for part in (
+            ContentText(text=prompt.frame_label(frame.time)),
+            ContentImage(image=prompt_data_uri(frame.jpeg)),
+        )
+    ]
+    return [note, *labelled]
+
+
+@tool
+def compare(media: AgentMedia) -> Tool:
+    async def execute(frame_time_a: float, frame_time_b: float) -> ToolResult:
+        """Show two video frames you have been shown next to each other in one image.
+
+        Args:
+            frame_time_a: Time label in seconds of the frame to put on the left.
+            frame_time_b: Time label in seconds of the frame to put on the right.
+        """
+        try:
+            left, right = media.views.frame(frame_time_a), media.views.frame(frame_time_b)
+        except ViewError as exc:
+            raise ToolError(str(exc)) from exc
+        if left.label == right.label:
+            raise ToolError("give two different frame times to compare")
+        if not media.take_images(1):
+            return image_limit_text(media)
+        joined = await asyncio.to_thread(
+            lambda: side_by_side(_open_jpeg(left.jpeg), _open_jpeg(right.jpeg))
+        )
+        data = await asyncio.to_thread(jpeg_of, joined, media.frame_settings.jpeg_quality)
+        note = f"Left: the frame at {left.label} s. Right: the frame at {right.label} s."
+        return [ContentText(text=note), ContentImage(image=prompt_data_uri(data))]
+
+    return execute
+
+
+@tool
+def submit(media: AgentMedia) -> Tool:
+    async def execute(answer: str) -> str:
+        """Submit your final answer to the question. This ends the task.
+
+        Args:
+            answer: Your complete final answer, as you want it graded.
+        """
+        if not answer.strip():
+            raise ToolError("the answer is empty: submit the full text of your answer")
+        media.answer = answer.strip()
+        return "Answer received."
+
+    return execute
+
+
+def prompt_data_uri(jpeg: bytes) -> str:
+    return data_uri(jpeg, "image/jpeg")

@@ -1,0 +1,169 @@
+"""A scripted OpenAI-compatible server for the agentic condition and the failure labeller.
+
+Run as `python agent_server.py PORT_FILE LOG_FILE` (as `scripted_server.py`, whose judge
+it reuses). Models:
+
+- `agent`: follows the script named by the `[AGENT-...]` word in the question; step k
+  of the script answers a request holding k assistant messages. A step is a tool call
+  (with some text beside it) or a plain text reply. Every reply reports 5 output tokens,
+  3 of them reasoning.
+- `judge`: the judge of `scripted_server.py` (grades by PASS / FAIL in the answer).
+- `labeler`: replies with the cause written in the answer as `CAUSE=<id>`; `CAUSE=GARBLE`
+  is never readable, `CAUSE=ONCE-GARBLED` is readable only when re-asked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+try:  # run as a script beside scripted_server.py, or imported by the tests
+    from scripted_server import _ANSWER, _text_parts, judge_reply
+except ImportError:
+    from tests.support.scripted_server import _ANSWER, _text_parts, judge_reply
+
+_SCRIPT = re.compile(r"\[(AGENT-[A-Z]+)\]")
+_CAUSE = re.compile(r"CAUSE=([A-Za-z_-]+)")
+_log_lock = threading.Lock()
+
+OUTPUT_TOKENS = 5
+REASONING_TOKENS = 3
+
+Step = dict[str, Any]
+
+
+def call(name: str, text: str = "", **arguments: Any) -> Step:
+    return {"tool": name, "arguments": arguments, "text": text}
+
+
+SCRIPTS: dict[str, list[Step]] = {
+    # An image task: a good crop, a crop outside the image, a frame time on an image, submit.
+    "AGENT-IMG": [
+        call("crop", "Let me look closer at the middle.", x0=20, y0=10, x1=52, y1=34),
+        call("crop", x0=0, y0=0, x1=500, y1=20),
+        call("crop", x0=0, y0=0, x1=16, y1=16, frame_time=1.0),
+        call("submit", answer="Having looked closely, my answer is PASS."),
+    ],
+    # A video task: a window, a window past the end, crops of a fetched and of an
+    # unknown frame, a comparison, a comparison with an unknown frame, a bad type, submit.
+    "AGENT-VID": [
+        call("frames", "More frames of the second second.", start=1.0, end=2.0, fps=10),
+        call("frames", start=2.5, end=9.0),
+        call("crop", x0=6, y0=4, x1=30, y1=20, frame_time=1.3),
+        call("crop", x0=0, y0=0, x1=16, y1=16, frame_time=0.25),
+        call("compare", frame_time_a=0.5, frame_time_b=1.5),
+        call("compare", frame_time_a=0.5, frame_time_b=7.0),
+        call("frames", start="soon", end=2.0),
+        call("submit", answer="After the closer look, my answer is PASS."),
+    ],
+    # Never submits: keeps cropping until the step limit ends it.
+    "AGENT-LOOP": [call("crop", "Still unsure; for now I say FAIL.", x0=0, y0=0, x1=32, y1=32)],
+    # Asks for 16 frames at a time until the image budget is used up.
+    "AGENT-GREEDY": [call("frames", "More frames; FAIL so far.", start=0.0, end=2.0, fps=8)],
+    # Answers in plain text without calling a tool.
+    "AGENT-TEXT": [{"text": "Plainly, my answer is PASS."}],
+}
+
+
+def _first_user_text(messages: list[dict[str, Any]]) -> str:
+    return next(_text_parts(m) for m in messages if m.get("role") == "user")
+
+
+def agent_message(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    found = _SCRIPT.search(_first_user_text(messages))
+    script = SCRIPTS[found.group(1)] if found else SCRIPTS["AGENT-TEXT"]
+    step_index = sum(1 for m in messages if m.get("role") == "assistant")
+    step = script[min(step_index, len(script) - 1)]
+    if "tool" not in step:
+        return {"role": "assistant", "content": step["text"]}
+    return {
+        "role": "assistant",
+        "content": step["text"] or None,
+        "tool_calls": [
+            {
+                "id": f"call_{step_index}",
+                "type": "function",
+                "function": {"name": step["tool"], "arguments": json.dumps(step["arguments"])},
+            }
+        ],
+    }
+
+
+def labeler_reply(messages: list[dict[str, Any]]) -> str:
+    request = _text_parts(messages[1]) if len(messages) > 1 else _text_parts(messages[0])
+    answer_match = _ANSWER.search(request)
+    answer = answer_match.group(2) if answer_match else ""
+    found = _CAUSE.search(answer)
+    cause = found.group(1) if found else "no_committed_answer"
+    retrying = len(messages) > 2
+    if cause == "GARBLE" or (cause == "ONCE-GARBLED" and not retrying):
+        return "The main problem is hard to say."
+    if cause == "ONCE-GARBLED":
+        cause = "missed_cue"
+    return f'```json\n{{"cause": "{cause}", "explanation": "scripted"}}\n```'
+
+
+class Handler(BaseHTTPRequestHandler):
+    log_file = ""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", 0))
+        body = json.loads(self.rfile.read(length))
+        with _log_lock, open(self.log_file, "a") as handle:
+            handle.write(json.dumps(body) + "\n")
+        model = body.get("model", "")
+        messages = body.get("messages", [])
+        if "judge" in model:
+            message: dict[str, Any] = {"role": "assistant", "content": judge_reply(messages)}
+        elif "labeler" in model:
+            message = {"role": "assistant", "content": labeler_reply(messages)}
+        else:
+            message = agent_message(messages)
+        self._reply(model, message)
+
+    def _reply(self, model: str, message: dict[str, Any]) -> None:
+        reply = {
+            "id": "scripted",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 10,
+                "completion_tokens": OUTPUT_TOKENS,
+                "total_tokens": 10 + OUTPUT_TOKENS,
+                "completion_tokens_details": {"reasoning_tokens": REASONING_TOKENS},
+            },
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def main() -> None:
+    port_file, log_file = sys.argv[1], sys.argv[2]
+    Handler.log_file = log_file
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(port_file, "w") as handle:
+        handle.write(str(server.server_address[1]))
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
