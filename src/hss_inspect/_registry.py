@@ -2,6 +2,7 @@
 
 from hss_inspect.metrics import hss_mean, hss_metrics
 from hss_inspect.scorer import rubric_judge
+from hss_inspect.scripted import ScriptedModel
 from hss_inspect.solver import hss_input, oracle_answer
 from hss_inspect.task import PRESET_TASKS, hss
 
@@ -14,5 +15,6 @@ __all__ = [
     "hss_metrics",
     "oracle_answer",
     "rubric_judge",
+    "ScriptedModel",
     *PRESET_TASKS,
 ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hss_inspect.demo import DEMO_DATASET, demo_root
 from hss_inspect.rows import DatasetError, TaskRow, parse_rows
 
 logger = logging.getLogger(__name__)
@@ -93,7 +94,13 @@ class HubRelease:
 
 
 def open_release(dataset: str, revision: str) -> Release:
-    """The release named by `-T dataset=`: a JSONL file, a local folder, or a hub repo id."""
+    """The release named by `-T dataset=`: `demo`, a JSONL file, a local folder, or a hub id.
+
+    `demo` always means the demo set shipped in the package; a folder of that name is
+    reached as `./demo`.
+    """
+    if dataset == DEMO_DATASET:
+        return LocalRelease((demo_root() / ROWS_FILE).resolve(), demo_root().resolve())
     local = Path(dataset).expanduser()
     if local.is_file():
         root = local.parent.parent if local.parent.name == "data" else local.parent

@@ -1,0 +1,148 @@
+"""`hss/scripted`: a local model provider for trying HSS with no network and no keys.
+
+As the model under evaluation it always gives the same answer (`FIXED_ANSWER`, or
+`-M answer="..."`). Bound to the `grader` role it recognises the HSS judge request (its
+system message is the judge prompt of `scorers/judge.yaml`) and replies with a
+well-formed verdict for exactly the criterion ids the request expects, by one rule:
+
+    every criterion is met when the candidate answer contains the reference answer
+    (ignoring case and runs of whitespace), and unmet otherwise.
+
+So the scripted candidate fails every task and the oracle condition (which submits the
+reference answers) passes every task: a run checks the plumbing, not a model. Every
+output carries a usage, counted in words rather than tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from string import Template
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from hss_inspect.judge import judge_prompts
+
+PROVIDER = "hss"
+MODEL = "scripted"
+FIXED_ANSWER = (
+    "This is the fixed answer of the scripted demo model hss/scripted. It does not look "
+    "at the question or the media."
+)
+_DEFAULT_CONFIG = GenerateConfig()
+
+
+@modelapi(name=PROVIDER)
+class ScriptedModel(ModelAPI):
+    """A fixed answer as the candidate; a rule-based verdict as the HSS judge."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = _DEFAULT_CONFIG,
+        answer: str = FIXED_ANSWER,
+        **model_args: Any,
+    ) -> None:
+        if model_name != MODEL:
+            raise ValueError(
+                f"the {PROVIDER} provider has one model, {PROVIDER}/{MODEL}, "
+                f"not {PROVIDER}/{model_name}"
+            )
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.answer = str(answer)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        request = judge_request_text(input)
+        reply = self.answer if request is None else scripted_verdict(request)
+        output = ModelOutput.from_content(model=f"{PROVIDER}/{MODEL}", content=reply)
+        output.usage = word_usage(input, reply)
+        return output
+
+
+def judge_request_text(messages: list[ChatMessage]) -> str | None:
+    """The judge's first request when the conversation is an HSS grading call, else None."""
+    system = next((m for m in messages if isinstance(m, ChatMessageSystem)), None)
+    if system is None or system.text.strip() != judge_prompts().system:
+        return None
+    first_user = next((m for m in messages if isinstance(m, ChatMessageUser)), None)
+    return None if first_user is None else first_user.text
+
+
+def scripted_verdict(request: str) -> str:
+    """The judge reply for one rendered HSS judge request, by the module's rule."""
+    fields = read_judge_request(request)
+    expected = json.loads(f"[{fields['expected_ids']}]")
+    met = _normalised(fields["reference"]) in _normalised(fields["answer"])
+    why = (
+        "The answer contains the reference answer."
+        if met
+        else "The answer does not contain the reference answer."
+    )
+    verdicts = [{"id": str(i), "met": met, "justification": why} for i in expected]
+    comment = f"Scripted verdict (hss/scripted): every criterion {'met' if met else 'unmet'}."
+    return json.dumps({"criteria": verdicts, "overall_comment": comment})
+
+
+def read_judge_request(request: str) -> dict[str, str]:
+    """The filled-in placeholders of a judge request, read back through its own template."""
+    match = _request_pattern(judge_prompts().user.template).fullmatch(request)
+    if match is None:
+        raise ValueError(
+            "hss/scripted: the grading request does not follow scorers/judge.yaml's user "
+            "template; the scripted judge only reads requests rendered from it"
+        )
+    return match.groupdict()
+
+
+@cache
+def _request_pattern(template: str) -> re.Pattern[str]:
+    """A regular expression with one group per placeholder of a `string.Template` text."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    last = 0
+    for found in Template.pattern.finditer(template):
+        parts.append(re.escape(template[last : found.start()]))
+        name = found.group("named") or found.group("braced")
+        if name is None:
+            parts.append(re.escape("$"))
+        elif name in seen:
+            parts.append(f"(?P={name})")
+        else:
+            seen.add(name)
+            parts.append(f"(?P<{name}>.*?)")
+        last = found.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def word_usage(messages: list[ChatMessage], reply: str) -> ModelUsage:
+    """Usage in words: enough for Inspect's accounting, and no tokenizer to download."""
+    words_in = sum(len(m.text.split()) for m in messages)
+    words_out = len(reply.split())
+    return ModelUsage(
+        input_tokens=words_in, output_tokens=words_out, total_tokens=words_in + words_out
+    )
