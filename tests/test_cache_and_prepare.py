@@ -69,6 +69,7 @@ def test_epochs_of_one_clip_share_one_decode(
     assert results[0].jpegs == results[1].jpegs == results[2].jpegs
 
 
+@pytest.mark.slow  # encodes and decodes a 20 s 720p clip
 def test_event_loop_keeps_running_while_a_clip_is_prepared(tmp_path: Path) -> None:
     clip = tmp_path / "long.mp4"
     # Textured, panning content: real decoding work, unlike the flat test patterns.
@@ -133,6 +134,7 @@ def _entries(cache: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow  # runs the hss-inspect command three times over five clips
 def test_killed_prepare_resumes_to_identical_bytes(tmp_path: Path) -> None:
     release = _release_with_clips(tmp_path / "release", 5)
     command = [CLI, "prepare", "--dataset", str(release), "--max-frames", "500,4", "--jobs", "1"]
