@@ -20,6 +20,8 @@ from hss_inspect.media.store import (
 )
 from hss_inspect.media.video import sample_video
 from hss_inspect.prepare import jobs_for, prepare_all
+from hss_inspect.recipes import add_parser as add_recipe_parser
+from hss_inspect.recipes import recipe_command
 from hss_inspect.release import open_release
 from hss_inspect.report import parsers as report_parsers
 from hss_inspect.rows import DatasetError, select_rows
@@ -52,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="show where the media cache is and its size")
     cache.add_argument("--clear", action="store_true", help="delete every cached entry")
     report_parsers.add_parsers(commands)
+    add_recipe_parser(commands)
     return parser
 
 
@@ -137,6 +140,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
+COMMANDS["recipe"] = recipe_command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

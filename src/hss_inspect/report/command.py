@@ -49,7 +49,7 @@ def report_command(args: argparse.Namespace) -> int:
         "html": lambda: html_report(shown, rows, difficulty, figures),
     }
     needs_figures = args.out is not None or args.format == "html"
-    figures = plots.report_figures(rows, args.out) if needs_figures else {}
+    figures = plots.report_figures(rows, args.out, paper) if needs_figures else {}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for fmt in FORMATS:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hss_inspect.report.paper import published_rows
+from hss_inspect.report.paper import PublishedRow, published_rows
 from hss_inspect.report.sweep import ALL_TASKS, Sweep
 from hss_inspect.report.tables import GROUP_COLUMNS
 
@@ -53,15 +53,29 @@ def _label(row: dict[str, Any]) -> str:
     return f"{row['model']}{effort}{condition}"
 
 
-def leaderboard_plot(rows: Sequence[dict[str, Any]], human: float | None) -> Figure:
-    """pass@1 (%) per run with its 95% interval, best first, and the human baseline."""
+def leaderboard_plot(
+    rows: Sequence[dict[str, Any]],
+    human: float | None,
+    paper: Sequence[PublishedRow] = (),
+) -> Figure:
+    """pass@1 (%) per run with its 95% interval, best on top, and the human baseline;
+    the paper's published models in grey when given."""
     plt = _pyplot()
-    ordered = sorted(rows, key=lambda r: r["pass_at_1"] or 0.0)
+    bars = [
+        (_label(r), 100 * (r["pass_at_1"] or 0.0), 100 * (r["ci95"] or 0.0), "#4c72b0")
+        for r in rows
+    ]
+    bars += [
+        (f"{p.label} (paper)", p.values["pass_at_1"] or 0.0, p.values["ci95"] or 0.0, "#bbbbbb")
+        for p in paper
+        if p.kind != "human"
+    ]
+    bars.sort(key=lambda bar: bar[1])
+    height = max(LEADERBOARD_SIZE[1], 0.25 * len(bars) + 1)
     fig: Figure
-    fig, ax = plt.subplots(figsize=LEADERBOARD_SIZE, dpi=DPI)
-    values = [100 * (r["pass_at_1"] or 0.0) for r in ordered]
-    errors = [100 * (r["ci95"] or 0.0) for r in ordered]
-    ax.barh([_label(r) for r in ordered], values, xerr=errors, color="#4c72b0", capsize=3)
+    fig, ax = plt.subplots(figsize=(LEADERBOARD_SIZE[0], height), dpi=DPI)
+    labels, values, errors, colours = zip(*bars, strict=True) if bars else ((), (), (), ())
+    ax.barh(list(labels), list(values), xerr=list(errors), color=list(colours), capsize=3)
     if human is not None:
         ax.axvline(human, color="#c44e52", linestyle="--", label=f"human baseline {human:.1f}%")
         ax.legend(loc="lower right")
@@ -79,12 +93,13 @@ def heatmap_plot(rows: Sequence[dict[str, Any]]) -> Figure:
     fig, ax = plt.subplots(figsize=HEATMAP_SIZE, dpi=DPI)
     shown = [[math.nan if v is None else v for v in line] for line in grid]
     image = ax.imshow(shown, vmin=0, vmax=100, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(GROUP_COLUMNS)), list(GROUP_COLUMNS))
+    ax.set_xticks(range(len(GROUP_COLUMNS)), list(GROUP_COLUMNS), rotation=30)
     ax.set_yticks(range(len(rows)), [_label(r) for r in rows])
     for i, line in enumerate(grid):
         for j, value in enumerate(line):
             if value is not None:
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white")
+                ink = "black" if value > 60 else "white"  # readable on viridis' light end
+                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color=ink)
     fig.colorbar(image, ax=ax, label="pass@1 (%)")
     fig.tight_layout()
     return fig
@@ -165,12 +180,14 @@ def _human_baseline() -> float | None:
     return None if human is None else human.values["pass_at_1"]
 
 
-def report_figures(rows: Sequence[dict[str, Any]], out: Path | None) -> dict[str, str]:
+def report_figures(
+    rows: Sequence[dict[str, Any]], out: Path | None, paper: Sequence[PublishedRow] = ()
+) -> dict[str, str]:
     """The leaderboard and heatmap: written under `out` when given, returned as data URIs
     for the HTML page. Without matplotlib: a note on stderr and no figures."""
     try:
         figures = {
-            "leaderboard": leaderboard_plot(rows, _human_baseline()),
+            "leaderboard": leaderboard_plot(rows, _human_baseline(), paper),
             "heatmap": heatmap_plot(rows),
         }
     except PlotsUnavailable as exc:

@@ -163,7 +163,7 @@ def log_info(log: EvalLog, path: str, samples: Sequence[EvalSample] = ()) -> Log
         log=path,
         model=spec.model,
         condition=str(metadata.get("hss_condition", "standard")),
-        reasoning_effort=spec.model_generate_config.reasoning_effort,
+        reasoning_effort=reasoning_effort_of(log),
         max_frames=None if max_frames is None else int(max_frames),
         task=spec.task,
         status=log.status,
@@ -171,6 +171,15 @@ def log_info(log: EvalLog, path: str, samples: Sequence[EvalSample] = ()) -> Log
         dataset_revision=metadata.get("hss_dataset_revision"),
         judges=judges_of(samples, default=_grader_of(log)),
     )
+
+
+def reasoning_effort_of(log: EvalLog) -> str | None:
+    """The effort the model ran at: the eval's generate options (`--reasoning-effort`), or
+    the task's own config (set by a recipe), which Inspect records in the plan."""
+    effort = log.eval.model_generate_config.reasoning_effort
+    if effort is None and log.plan is not None:
+        effort = log.plan.config.reasoning_effort
+    return effort
 
 
 def _grader_of(log: EvalLog) -> str:

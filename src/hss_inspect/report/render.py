@@ -60,6 +60,8 @@ def display_rows(
         )
         for row in rows
     ]
+    # Models best first, then the controls (blind, oracle), as in the paper's Table 1.
+    shown.sort(key=lambda r: (r.kind != "model", -(r.values["pass_at_1"] or 0.0)))
     shown += [DisplayRow(p.label, "paper", "paper", p.kind, p.values) for p in paper]
     return shown
 

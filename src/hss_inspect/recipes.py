@@ -1,0 +1,270 @@
+"""The paper's experiments as runnable recipes over Inspect's `eval_set`.
+
+Each recipe is a plan (pure: `plan_recipe`) of runs built from the paper's registry
+(`task_configs/paper_models.yaml`, Table 5): the model, its reasoning effort and output
+ceiling, the 1200 s timeout and 5 retries, the primary judge at its Table 5 settings,
+and the task options of the experiment. `run_plan` hands the plan to `eval_set`, which
+resumes an interrupted folder; `regrade` re-scores logs with the other judges.
+
+Inspect Flow (`inspect-flow`) was considered: it requires inspect-ai >= 0.3.278 and
+brings inspect-scout, deltalake and pyarrow, for what here is a list of tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hss_inspect.report.paper import Deployment, deployment, deployments, judges, paper_data
+from hss_inspect.report.paper import request_settings as paper_request
+
+RECIPES: dict[str, str] = {
+    "table1": "every model of Table 1, 3 attempts, primary judge",
+    "blind": "the blind control: GPT-6-astra without media, 3 attempts (Table 1)",
+    "effort": "the reasoning-effort sweep of App. G, 1 attempt per level",
+    "frames": "the frame-budget sweep of App. H: video tasks at 10..500 frames, 1 attempt",
+    "judges": "re-grade logs with the two other judges of Table 5 (App. I)",
+}
+PACKAGE = "hss_inspect"
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One eval of a recipe: task, options, model with its settings, attempts, judge."""
+
+    task: str
+    model: str
+    epochs: int
+    generate: dict[str, Any]
+    grader: dict[str, Any]
+    task_args: dict[str, Any] = field(default_factory=dict)
+
+    def command_line(self) -> str:
+        """The same run as an `inspect eval` command."""
+        words = ["inspect", "eval", f"{PACKAGE}/{self.task}", "--model", self.model]
+        words += ["--epochs", str(self.epochs)]
+        for name, value in self.generate.items():
+            words += [f"--{name.replace('_', '-')}", str(value)]
+        for name, value in self.task_args.items():
+            words += ["-T", f"{name}={value}"]
+        grader = ", ".join(f"{k}: {v}" for k, v in self.grader.items())
+        words += ["--model-role", f"grader={{{grader}}}"]
+        return shlex.join(words)
+
+
+def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
+    request = paper_request()
+    settings: dict[str, Any] = {
+        "reasoning_effort": effort or model.effort,
+        "timeout": request["timeout"],
+        "max_retries": request["max_retries"],
+    }
+    if model.max_tokens is not None:
+        settings["max_tokens"] = model.max_tokens
+    return settings
+
+
+def grader_spec(judge: Deployment, aliases: Mapping[str, str] = {}) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "model": aliases.get(judge.name, judge.inspect_model),
+        "reasoning_effort": judge.effort,
+    }
+    if judge.max_tokens is not None:
+        spec["max_tokens"] = judge.max_tokens
+    return spec
+
+
+def plan_recipe(
+    name: str,
+    models: Sequence[str] | None = None,
+    aliases: Mapping[str, str] = {},
+) -> list[PlannedRun]:
+    """The runs of a recipe; `models` narrows it to some of the paper's models (names as
+    in Table 5), `aliases` points a model or judge name at another Inspect model."""
+    if name not in RECIPES or name == "judges":
+        runnable = ", ".join(r for r in RECIPES if r != "judges")
+        raise ValueError(f"unknown recipe {name!r}: use one of {runnable} (judges: regrade)")
+    grader = grader_spec(judges()[0], aliases)
+    epochs = paper_request()["epochs"]
+    sweeps = paper_data()["sweeps"]
+    runs: list[PlannedRun] = []
+    for model, levels in _models_of(name, sweeps, models):
+        target = aliases.get(model.name, model.inspect_model)
+        for task, effort, task_args, attempts in _variants(name, model, levels, sweeps, epochs):
+            runs.append(
+                PlannedRun(
+                    task, target, attempts, generate_settings(model, effort), grader, task_args
+                )
+            )
+    return runs
+
+
+def _models_of(
+    name: str, sweeps: dict[str, Any], chosen: Sequence[str] | None
+) -> list[tuple[Deployment, list[Any]]]:
+    """The recipe's models with their sweep levels (effort names or frame budgets)."""
+    budgets = list(sweeps["frames"]["budgets"])
+    if chosen:
+        known = {m.name for m in deployments()}
+        unknown = [c for c in chosen if c not in known]
+        if unknown:
+            raise ValueError(f"not a model of Table 5: {', '.join(unknown)}")
+        names = list(chosen)
+    elif name == "table1":
+        names = [m.name for m in deployments()]
+    elif name == "blind":
+        names = [c["model"] for c in paper_data()["controls"]]
+    else:
+        names = list(sweeps["effort"]) if name == "effort" else list(sweeps["frames"]["models"])
+    if name == "effort":
+        return [(deployment(n), _effort_levels(n, sweeps)) for n in names]
+    return [(deployment(n), budgets if name == "frames" else []) for n in names]
+
+
+def _effort_levels(model: str, sweeps: dict[str, Any]) -> list[str]:
+    levels = sweeps["effort"].get(model)
+    if levels is None:
+        swept = ", ".join(sweeps["effort"])
+        raise ValueError(f"the paper gives no effort levels for {model}; App. G sweeps {swept}")
+    return list(levels)
+
+
+def _variants(
+    name: str, model: Deployment, levels: list[Any], sweeps: dict[str, Any], epochs: int
+) -> list[tuple[str, str | None, dict[str, Any], int]]:
+    """(task, effort override, task options, attempts) of each run for one model."""
+    if name == "table1":
+        return [("hss", None, {}, epochs)]
+    if name == "blind":
+        return [("hss_blind", None, {}, epochs)]
+    if name == "effort":
+        return [("hss", level, {}, 1) for level in levels]
+    # Frames: every model gets frames (not the clip) so that the budget is what varies.
+    return [("hss_video", None, {"max_frames": int(b), "native_video": "false"}, 1) for b in levels]
+
+
+def run_plan(
+    runs: Sequence[PlannedRun],
+    log_dir: str,
+    task_args: Mapping[str, Any] = {},
+    **eval_set_args: Any,
+) -> bool:
+    """Run the plan as one eval set (resumable); `task_args` (dataset, revision, ...) go
+    to every task. Returns whether every eval finished."""
+    from inspect_ai import eval_set, task_with
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from hss_inspect.task import PRESET_TASKS, hss
+
+    factories = {"hss": hss, **PRESET_TASKS}
+    tasks = []
+    for run in runs:
+        grader = dict(run.grader)
+        grader_model = get_model(grader.pop("model"), config=GenerateConfig(**grader))
+        built = factories[run.task](**{**run.task_args, **task_args})
+        tasks.append(
+            task_with(
+                built,
+                model=run.model,
+                config=GenerateConfig(**run.generate),
+                model_roles={"grader": grader_model},
+                epochs=run.epochs,
+            )
+        )
+    success, _ = eval_set(tasks, log_dir=log_dir, **eval_set_args)
+    return bool(success)
+
+
+def regrade(
+    logs: Sequence[str], aliases: Mapping[str, str] = {}, judge_names: Sequence[str] = ()
+) -> list[str]:
+    """Grade the answers in each log again with each other judge of Table 5 (or those
+    named), appending one scorer per judge to the log in place (App. I)."""
+    from inspect_ai import score
+    from inspect_ai.log import read_eval_log, write_eval_log
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from hss_inspect.scorer import rubric_judge
+
+    chosen = [j for j in judges()[1:] if not judge_names or j.name in judge_names]
+    for path in logs:
+        log = read_eval_log(path)
+        for judge in chosen:
+            spec = grader_spec(judge, aliases)
+            grader = get_model(spec.pop("model"), config=GenerateConfig(**spec))
+            log = score(log, rubric_judge(), model_roles={"grader": grader}, action="append")
+        write_eval_log(log, path)
+    return list(logs)
+
+
+# ---- the `hss-inspect recipe` command ---------------------------------------------------
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    recipe = commands.add_parser(
+        "recipe",
+        help="run one of the paper's experiments: " + ", ".join(RECIPES),
+        description="\n".join(f"{name}: {text}" for name, text in RECIPES.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    recipe.add_argument("name", choices=list(RECIPES))
+    recipe.add_argument("logs", nargs="*", help="judges: the logs to re-grade (in place)")
+    recipe.add_argument("--log-dir", default="logs", help="the eval set's folder")
+    recipe.add_argument("--models", help="comma list of Table 5 model names (default: all)")
+    recipe.add_argument(
+        "--as",
+        dest="aliases",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="send a Table 5 model or judge to another Inspect model (repeatable)",
+    )
+    recipe.add_argument(
+        "-T",
+        dest="task_args",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="task option for every run, e.g. -T dataset=... -T revision=<commit>",
+    )
+    recipe.add_argument("--dry-run", action="store_true", help="print the inspect commands")
+
+
+def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        name, sep, target = value.partition("=")
+        if not sep or not name or not target:
+            raise ValueError(f"{option} takes NAME=VALUE, got {value!r}")
+        pairs[name.strip()] = target.strip()
+    return pairs
+
+
+def recipe_command(args: argparse.Namespace) -> int:
+    aliases = _pairs(args.aliases, "--as")
+    if args.name == "judges":
+        if not args.logs:
+            raise ValueError(
+                "recipe judges needs the logs to re-grade: hss-inspect recipe judges LOG..."
+            )
+        if args.dry_run:
+            for judge in judges()[1:]:
+                print(f"re-grade {len(args.logs)} log(s) with {grader_spec(judge, aliases)}")
+            return 0
+        regrade(args.logs, aliases)
+        print(
+            f"re-graded {len(args.logs)} log(s); now: hss-inspect agreement " + " ".join(args.logs)
+        )
+        return 0
+    models = [m.strip() for m in args.models.split(",")] if args.models else None
+    runs = plan_recipe(args.name, models, aliases)
+    task_args = _pairs(args.task_args, "-T")
+    if args.dry_run:
+        for run in runs:
+            print(dataclasses.replace(run, task_args={**run.task_args, **task_args}).command_line())
+        return 0
+    return 0 if run_plan(runs, args.log_dir, task_args) else 1

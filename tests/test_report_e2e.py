@@ -1,0 +1,115 @@
+"""The frame-budget recipe run as an eval set against the scripted models, then the
+report, its sweep table and its HTML page (headless Chromium) on the logs it wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import EvalLog, read_eval_log
+
+from hss_inspect.recipes import plan_recipe, run_plan
+from tests.support.runs import JUDGE
+
+pytestmark = pytest.mark.slow
+HSS = str(Path(shutil.which("inspect") or "inspect").with_name("hss-inspect"))
+BUDGETS = ["10", "25", "50", "100", "250", "500"]
+ALIASES = {"GPT-6-astra": "openai-api/scripted/candidate", "judge-claude-opus-5": JUDGE}
+
+
+@pytest.fixture(scope="module")
+def sweep_logs(
+    hss_repo: Path, model_server: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[EvalLog]]:
+    base_url, _ = model_server
+    log_dir = tmp_path_factory.mktemp("recipe-logs")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SCRIPTED_API_KEY", "test-key")
+    patch.setenv("SCRIPTED_BASE_URL", base_url)
+    patch.setenv("HSS_INSPECT_CACHE", str(tmp_path_factory.mktemp("recipe-cache")))
+    try:
+        runs = plan_recipe("frames", aliases=ALIASES)
+        assert run_plan(runs, str(log_dir), {"dataset": str(hss_repo)}, display="none")
+    finally:
+        patch.undo()
+    logs = [read_eval_log(str(p)) for p in sorted(log_dir.glob("*.eval"))]
+    yield logs
+
+
+def _hss(*args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([HSS, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_recipe_runs_every_budget_with_the_paper_settings(sweep_logs: list[EvalLog]) -> None:
+    budgets = sorted(log.eval.task_args["max_frames"] for log in sweep_logs)
+    assert budgets == [int(b) for b in BUDGETS]
+    for log in sweep_logs:
+        assert log.status == "success"
+        config = log.plan.config  # the task's own generate config
+        assert (config.reasoning_effort, config.timeout, config.max_retries) == ("max", 1200, 5)
+        assert log.eval.config.epochs == 1
+        assert log.eval.model_roles and log.eval.model_roles["grader"].model == JUDGE
+
+
+def test_report_agrees_with_inspects_own_metrics(sweep_logs: list[EvalLog], tmp_path: Path) -> None:
+    folder = str(Path(sweep_logs[0].location).parent)
+    out = tmp_path / "out"
+    done = _hss("report", folder, "--format", "json", "--out", str(out), "--with-paper")
+    rows = {row["log"]: row for row in json.loads(done.stdout)["rows"]}
+    for log in sweep_logs:
+        row = rows[log.location]
+        assert log.results is not None
+        metrics = log.results.scores[0].metrics
+        assert row["pass_at_1"] == pytest.approx(metrics["pass_at_1"].value)
+        assert row["n_tasks"] == 3 and row["grading_failures"] == 1
+        assert row["max_frames"] == log.eval.task_args["max_frames"]
+    for name in ("report.md", "report.csv", "report.json", "report.html"):
+        assert (out / name).stat().st_size > 0
+    for plot in ("leaderboard", "heatmap"):
+        assert (out / f"{plot}.png").stat().st_size > 0 and (out / f"{plot}.svg").is_file()
+    table = (out / "report.md").read_text()
+    assert "| model (effort) | judge | pass@1 | image | video |" in table
+    assert "GPT-6-astra (max) (published)" in table and "Human baseline (published)" in table
+
+
+def test_sweep_table_over_the_recipe_logs(sweep_logs: list[EvalLog]) -> None:
+    folder = str(Path(sweep_logs[0].location).parent)
+    sweep = json.loads(_hss("report", "--sweep", "frames", folder, "--format", "json").stdout)
+    assert sweep["levels"] == BUDGETS
+    overall = next(r for r in sweep["rows"] if r["group"] == "all")
+    by_budget = {str(log.eval.task_args["max_frames"]): log for log in sweep_logs}
+    for level, value in overall["values"].items():
+        results = by_budget[level].results
+        assert results is not None
+        assert value == pytest.approx(results.scores[0].metrics["pass_at_1"].value)
+
+
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_html_report_reads_in_chromium(sweep_logs: list[EvalLog], tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    from tests.test_viewer import BROWSER_ARGS
+
+    folder = str(Path(sweep_logs[0].location).parent)
+    page_file = tmp_path / "report.html"
+    page_file.write_text(_hss("report", folder, "--format", "html").stdout)
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(page_file.as_uri())
+        page.get_by_text("Leaderboard (pass@1, %)").wait_for(timeout=30_000)
+        assert page.locator("table").count() == 2
+        assert page.locator("table").first.locator("tbody tr").count() == len(sweep_logs)
+        images = page.locator("figure img")
+        assert images.count() == 2
+        widths = images.evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth)")
+        assert all(w and w > 100 for w in widths), widths
+        browser.close()
