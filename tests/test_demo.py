@@ -142,3 +142,22 @@ def test_the_candle_shortens_steadily() -> None:
     steps = {round(a - b, 6) for a, b in itertools.pairwise(heights)}
     assert len(steps) == 1 and steps.pop() > 0
     assert math.isclose(heights[-1], demo.CANDLE_HEIGHTS[1])
+
+
+def test_readme_taxonomy_table_is_taxonomy_py() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("**The taxonomy**", 1)[1].split("\n\n")[1]
+    rows = [[cell.strip(" `") for cell in line.strip("|").split("|")] for line in table.split("\n")]
+    expected = [[d.name, d.label, s.name, s.label] for d in DOMAINS for s in d.subdomains]
+    assert rows[2:] == expected
+
+
+def test_readme_lists_every_demo_task_with_its_media_and_subdomain() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    lines = {
+        line.split("|")[1].strip(" `"): line for line in readme.splitlines() if "`demo-" in line
+    }
+    for task in demo.TASKS:
+        row = task.row()
+        assert f"| {row['media_type']}" in lines[task.task_id]
+        assert f"| {row['subdomain']} |" in lines[task.task_id]
