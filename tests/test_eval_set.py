@@ -48,7 +48,7 @@ def test_eval_set_runs_hss_beside_another_suites_task(tmp_path: Path) -> None:
     suite = tmp_path / "other_suite.py"
     suite.write_text(textwrap.dedent(OTHER_SUITE).format(target=FIXED_ANSWER[:40]))
     log_dir = tmp_path / "logs"
-    command = [INSPECT, "eval-set", "hss_inspect/hss", "hss_inspect/hss_oracle"]
+    command = [INSPECT, "eval-set", "hss_inspect/hss_demo", "hss_inspect/hss_oracle"]
     command += [f"{suite}@repeat_after_me", "-T", "dataset=demo", "--epochs", "1"]
     command += ["--model", "hss/scripted", "--model-role", "grader=hss/scripted"]
     command += ["--log-dir", str(log_dir), "--display", "plain"]
@@ -62,13 +62,13 @@ def test_eval_set_runs_hss_beside_another_suites_task(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     logs = {log.eval.task: log for log in map(read_eval_log, list_eval_logs(str(log_dir)))}
-    assert set(logs) == {"hss_inspect/hss", "hss_inspect/hss_oracle", "repeat_after_me"}
+    assert set(logs) == {"hss_inspect/hss_demo", "hss_inspect/hss_oracle", "repeat_after_me"}
     assert all(log.status == "success" for log in logs.values())
 
     rows = [json.loads(line) for line in (demo_root() / "data" / "test.jsonl").open()]
     # The scripted judge's rule: met only when the answer contains the reference answer.
     standard, oracle = (
-        metrics_of(logs["hss_inspect/hss"]),
+        metrics_of(logs["hss_inspect/hss_demo"]),
         metrics_of(logs["hss_inspect/hss_oracle"]),
     )
     for metrics, passes in ((standard, 0.0), (oracle, 1.0)):
@@ -77,7 +77,7 @@ def test_eval_set_runs_hss_beside_another_suites_task(tmp_path: Path) -> None:
         assert metrics["grading_failures"] == 0 and metrics["no_answer"] == 0
     assert metrics_of(logs["repeat_after_me"])["accuracy"] == 1.0
 
-    samples = logs["hss_inspect/hss"].samples or []
+    samples = logs["hss_inspect/hss_demo"].samples or []
     expected_ids = {r["task_id"]: [c["id"] for c in r["rubric_criteria"]] for r in rows}
     for sample in samples:
         (score,) = (sample.scores or {}).values()
