@@ -127,6 +127,18 @@ def test_logs_written_before_the_five_key_score_read_the_same(tmp_path: Path) ->
     assert old_row["grading_failures"] == 1
 
 
+def test_an_old_log_counts_an_errored_empty_answer_as_its_metric_did(tmp_path: Path) -> None:
+    # Before the five-key value, a provider error left no text and was scored 0 (no answer)
+    # with the message in metadata; the log's own pass@1 counted that zero.
+    errored = Try(False, no_answer=True, error_message="request timed out")
+    path = write_log(
+        tmp_path / "old.eval", [Item("t1", "retrodiction", "image", (P, errored))], legacy=True
+    )
+    row = _row(path)
+    assert row["pass_at_1"] == pytest.approx(0.5)
+    assert (row["no_answer"], row["model_errors"], row["grading_failures"]) == (1, 0, 0)
+
+
 def test_json_report_of_a_folder(known_log: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(Path(known_log).parent), "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]

@@ -113,3 +113,47 @@ def test_html_report_reads_in_chromium(sweep_logs: list[EvalLog], tmp_path: Path
         widths = images.evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth)")
         assert all(w and w > 100 for w in widths), widths
         browser.close()
+
+
+def test_judges_recipe_appends_a_scorer_per_judge_and_agreement_reads_them(
+    sweep_logs: list[EvalLog], model_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    from hss_inspect.recipes import regrade
+
+    base_url, _ = model_server
+    copy = tmp_path / "regraded.eval"
+    shutil.copy(sweep_logs[0].location, copy)
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SCRIPTED_API_KEY", "test-key")
+    patch.setenv("SCRIPTED_BASE_URL", base_url)
+    try:
+        # A second scripted judge that grades like the first, and the demo provider's
+        # judge, which marks every criterion unmet unless the answer quotes the reference.
+        regrade(
+            [str(copy)],
+            {
+                "judge-gpt-5.6-terra": "openai-api/scripted/judge-b",
+                "judge-gemini-3.6-flash": "hss/scripted",
+            },
+        )
+    finally:
+        patch.undo()
+    log = read_eval_log(str(copy))
+    assert log.samples is not None
+    assert all(len(s.scores or {}) == 3 for s in log.samples)
+    done = _hss("agreement", str(copy), "--format", "json", "--out", str(tmp_path / "agree"))
+    result = json.loads(done.stdout)
+    assert result["judges"] == [JUDGE, "openai-api/scripted/judge-b", "hss/scripted"]
+    pairs = {(p["a"], p["b"]): p for p in result["pairs"]}
+    # vid-pass and vid-rot-flaky are graded (all criteria met by the scripted judges);
+    # vid-garble stays a grading failure for the scripted judges and is left out.
+    criteria = sum(
+        len(s.metadata["criteria"]) for s in log.samples if s.metadata["task_id"] != "vid-garble"
+    )
+    same = pairs[(JUDGE, "openai-api/scripted/judge-b")]
+    assert (same["n_items"], same["item_agreement"], same["item_kappa"]) == (2, 1.0, None)
+    assert (same["n_criteria"], same["criterion_agreement"]) == (criteria, 1.0)
+    strict = pairs[(JUDGE, "hss/scripted")]
+    assert (strict["n_items"], strict["item_agreement"], strict["item_kappa"]) == (2, 0.0, 0.0)
+    assert result["leniency"]["hss/scripted"] == pytest.approx(-100.0)
+    assert (tmp_path / "agree" / "judges_openai-api-scripted-judge_vs_hss-scripted.png").is_file()

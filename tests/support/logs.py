@@ -41,6 +41,7 @@ class Try:
     reasoning_tokens: int | None = None
     verdicts: tuple[bool, ...] | None = None  # per criterion; default: all equal to passed
     judge: str | None = None
+    error_message: str | None = None  # written to metadata, as the scorer does for no answer
 
     def score(self, legacy: bool = False) -> Score:
         failed = self.passed is None or self.model_error
@@ -60,6 +61,8 @@ class Try:
                 "model_error": int(self.model_error),
             }
         metadata: dict[str, Any] = {"answer_usage": usage, "no_answer": self.no_answer}
+        if self.error_message:
+            metadata["model_error"] = self.error_message
         if not self.no_answer and not self.model_error:
             metadata["judge_model"] = self.judge or JUDGE
             metadata["verdicts"] = [

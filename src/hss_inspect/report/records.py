@@ -237,7 +237,9 @@ def _record(
     score_meta = score.metadata or {}
     pass_, rubric = _number(value.get("pass")), _number(value.get("rubric"))
     grading_failure = _flag(value, score_meta, "grading_failure")
-    model_error = _flag(value, score_meta, "model_error") or sample.error is not None
+    # Only the five-key value says "left out for a provider error": before it, an error
+    # was scored as a zero with the message in metadata, and the log's metric counted it.
+    model_error = _flag(value, {}, "model_error") or sample.error is not None
     if grading_failure or model_error:
         pass_, rubric = None, None
     if pass_ is None or rubric is None:
