@@ -1,4 +1,4 @@
-"""The words the model under evaluation reads (HSS_PROTOCOL.md sections 2 and 3)."""
+"""The words the model under evaluation reads (paper App. C.2 and C.5)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from hss_inspect.errors import SetupError
 from hss_inspect.taxonomy import (
     MEDIA_TYPES,
     PARENT_OF_SUBDOMAIN,
@@ -32,7 +33,7 @@ REQUIRED_FIELDS = (
 _MAX_ERRORS_SHOWN = 20
 
 
-class DatasetError(ValueError):
+class DatasetError(SetupError, ValueError):
     """Rows that cannot be used as they are; the message lists each bad row."""
 
 

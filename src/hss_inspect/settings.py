@@ -1,4 +1,4 @@
-"""Defaults of the HSS protocol (HSS_PROTOCOL.md sections 2 and 4), each defined once."""
+"""Defaults of the HSS protocol (paper App. C), each defined once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ DEFAULT_JUDGE_RETRIES = 2
 
 Condition = Literal["standard", "blind", "oracle", "agentic"]
 CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
+MEDIA_CHOICES: tuple[str, ...] = ("all", "image", "video")
 NativeVideo = Literal["auto", "true", "false"]
+NATIVE_VIDEO_CHOICES: tuple[str, ...] = ("auto", "true", "false")
 
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
 FRAME_JPEG_QUALITY = 90

@@ -1,4 +1,4 @@
-"""What the model is sent under each condition (HSS_PROTOCOL.md sections 2 and 3).
+"""What the model is sent under each condition (paper App. C.2 and C.5).
 
 `hss_input` writes the messages and records in the sample's metadata what was sent
 (frame times, hashes, thinning), so a log without images still says what the model saw.

@@ -1,0 +1,21 @@
+"""Errors the user fixes before a run: Inspect prints them as one line, without a traceback."""
+
+from __future__ import annotations
+
+# Inspect prints a PrerequisiteError as its message alone, without a traceback; the class
+# has no public home in inspect-ai, so tests/test_errors.py pins this import.
+from inspect_ai._util.error import (
+    PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
+)
+
+
+class SetupError(PrerequisiteError):
+    """A wrong option, dataset or missing role: the message names it and the remedy."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        # PrerequisiteError keeps the message only as an attribute; str(error) needs args too.
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.message)
