@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
+from hss_inspect.metrics import attempt_value
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS
 from tests.support.runs import INSPECT, run_eval
 
@@ -57,10 +59,11 @@ def test_pass_at_1_and_breakdowns_match_independent_computation(standard_run) ->
     assert metrics["theory_of_mind"] == pytest.approx(1 / 3)
     assert metrics["pass_at_1_ci95"] > 0
     assert metrics["tasks"] == len(TASKS)
-    assert metrics["attempts"] == 3 * len(TASKS)
-    assert metrics["grading_failures"] == 3
+    # One task's three attempts are grading failures, another's three are no answers.
+    assert metrics["grading_failure_rate"] == pytest.approx(1 / len(TASKS))
     assert metrics["ungraded_tasks"] == 1
-    assert metrics["no_answer"] == 3
+    assert metrics["no_answer_rate"] == pytest.approx(1 / len(TASKS))
+    assert metrics["model_error_rate"] == 0
     assert log.eval.config.epochs == 3
 
 
@@ -73,16 +76,17 @@ def test_every_attempt_keeps_its_own_verdicts(standard_run) -> None:
     once = sorted(s.value["pass"] for s in by_task["img-exif-once"])
     assert once == [0, 0, 1]
     garbled = by_task["vid-garble"][0]
-    assert garbled.reason == "grader_failed"
+    assert garbled.value["grading_failure"] == 1
+    assert math.isnan(garbled.value["pass"]) and math.isnan(garbled.value["rubric"])
     assert garbled.metadata["judge_attempts"] == 3  # the first call and two re-asks
     assert garbled.metadata["judge_replies"][0] == "I am not sure how to grade this one."
     flaky = by_task["vid-rot-flaky"][0]
-    assert flaky.value == {"pass": 1, "rubric": 1.0}
+    assert flaky.value == attempt_value(passed=1, rubric=1.0)
     assert flaky.metadata["judge_attempts"] == 2
     assert [v["id"] for v in flaky.metadata["verdicts"]] == ["a", "b"]
     assert "| a | Gives the direction | met |" in flaky.explanation
     empty = by_task["img-empty"][0]
-    assert empty.value == {"pass": 0, "rubric": 0.0} and empty.metadata["no_answer"]
+    assert empty.value == attempt_value(passed=0, rubric=0.0, no_answer=True)
 
 
 def test_messages_follow_the_protocol(standard_run) -> None:
@@ -149,7 +153,7 @@ def test_blind_condition_sends_the_question_alone(
         assert sample.metadata["sent_media"] == {"kind": "none"}
     metrics = metrics_of(log)
     assert metrics["pass_at_1"] == 0.0
-    assert metrics["attempts"] == len(TASKS)
+    assert metrics["tasks"] == len(TASKS)
 
 
 def test_oracle_grades_the_reference_answers_without_a_candidate(
@@ -221,6 +225,6 @@ def test_inspect_score_regrades_the_same_answers_with_another_judge(
     judges = {
         s.scores[second.name].metadata.get("judge_model")
         for s in regraded.samples or []
-        if s.scores and not s.scores[second.name].metadata.get("no_answer")
+        if s.scores and not s.scores[second.name].value["no_answer"]
     }
     assert judges == {"openai-api/scripted/judge-two"}

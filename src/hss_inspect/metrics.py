@@ -1,7 +1,8 @@
 """pass@1, rubric score, bootstrap intervals and breakdowns (paper Appendix C.4).
 
-The arithmetic is pure (`reduce_attempts`, `summarize`, `bootstrap_halfwidth`); the
-Inspect reducer and metric at the bottom only move values in and out.
+The arithmetic is pure (`summarize`, `bootstrap_halfwidth`); the metric at the bottom
+only moves values in and out. Epochs are reduced by Inspect's own reducers (`mean` by
+default, which is the paper's per-task pass@1), so the metric reads only Score.value.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, metric, score_reducer
+from inspect_ai.scorer import Metric, SampleScore, metric
 
 from hss_inspect.taxonomy import DOMAINS, MEDIA_TYPES, domain_label, subdomain_label
 
@@ -21,39 +22,49 @@ BOOTSTRAP_RESAMPLES = 10_000
 CONFIDENCE = 0.95
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """One graded attempt; pass_ and rubric are None for a grading failure."""
+# What one attempt's Score.value holds. Everything a metric counts is a number here, so
+# that any epoch reducer (mean, median, mode, max, pass_at_k, at_least_k) carries it.
+PASS, RUBRIC = "pass", "rubric"
+NO_ANSWER, GRADING_FAILURE, MODEL_ERROR = "no_answer", "grading_failure", "model_error"
+VALUE_KEYS = (PASS, RUBRIC, NO_ANSWER, GRADING_FAILURE, MODEL_ERROR)
 
-    pass_: float | None
-    rubric: float | None
-    no_answer: bool = False
+
+def attempt_value(
+    passed: float | None = None,
+    rubric: float | None = None,
+    no_answer: bool = False,
+    grading_failure: bool = False,
+    model_error: bool = False,
+) -> dict[str, float]:
+    """One attempt's Score.value. pass and rubric are NaN when the attempt was not graded
+    (a grading failure, or a provider error that left it out), so reducers skip them."""
+    graded = passed is not None and rubric is not None
+    return {
+        PASS: float(passed) if graded else math.nan,  # type: ignore[arg-type]
+        RUBRIC: float(rubric) if graded else math.nan,  # type: ignore[arg-type]
+        NO_ANSWER: float(no_answer),
+        GRADING_FAILURE: float(grading_failure),
+        MODEL_ERROR: float(model_error),
+    }
 
 
 @dataclass(frozen=True)
 class TaskOutcome:
-    """A task's attempts reduced: pass/rubric are None when no attempt could be graded."""
+    """A task's attempts as the epoch reducer left them; pass/rubric None when ungraded.
+
+    Under the default `mean` reducer pass is the task's pass@1 (Eq. 3) and the three
+    bookkeeping values are the fractions of its attempts with no answer, a grading
+    failure, or a provider error.
+    """
 
     pass_: float | None
     rubric: float | None
-    attempts: int
-    grading_failures: int
-    no_answer: int
+    no_answer: float = 0.0
+    grading_failure: float = 0.0
+    model_error: float = 0.0
     media_type: str = ""
     domain: str = ""
     subdomain: str = ""
-
-
-def reduce_attempts(attempts: Sequence[Attempt]) -> TaskOutcome:
-    """Per-task pass@1: the mean over the attempts the judge could grade."""
-    graded = [a for a in attempts if a.pass_ is not None and a.rubric is not None]
-    failures = len(attempts) - len(graded)
-    no_answer = sum(a.no_answer for a in attempts)
-    if not graded:
-        return TaskOutcome(None, None, len(attempts), failures, no_answer)
-    pass_rate = sum(a.pass_ or 0.0 for a in graded) / len(graded)
-    rubric = sum(a.rubric or 0.0 for a in graded) / len(graded)
-    return TaskOutcome(pass_rate, rubric, len(attempts), failures, no_answer)
 
 
 def bootstrap_halfwidth(
@@ -63,8 +74,10 @@ def bootstrap_halfwidth(
     confidence: float = CONFIDENCE,
 ) -> float:
     """Half-width of the percentile bootstrap interval of the mean, resampling tasks."""
-    if len(values) < 2:
+    if not values:
         return math.nan
+    if len(values) == 1:
+        return 0.0  # one task: nothing to resample, the interval has no width
     data = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(data), size=(resamples, len(data)))
@@ -78,7 +91,7 @@ def summarize(outcomes: Sequence[TaskOutcome]) -> dict[str, float]:
     """The results line: pass@1 with its interval, rubric, breakdowns and bookkeeping.
 
     Tasks the judge could not grade in any attempt are left out of every mean and
-    counted in `ungraded_tasks`.
+    counted in `ungraded_tasks`; the bookkeeping rates are means over all tasks.
     """
     graded = [o for o in outcomes if o.pass_ is not None]
     passes = [o.pass_ or 0.0 for o in graded]
@@ -90,9 +103,9 @@ def summarize(outcomes: Sequence[TaskOutcome]) -> dict[str, float]:
     summary.update(_breakdown(graded))
     summary["tasks"] = float(len(outcomes))
     summary["ungraded_tasks"] = float(len(outcomes) - len(graded))
-    summary["attempts"] = float(sum(o.attempts for o in outcomes))
-    summary["grading_failures"] = float(sum(o.grading_failures for o in outcomes))
-    summary["no_answer"] = float(sum(o.no_answer for o in outcomes))
+    summary["no_answer_rate"] = _mean([o.no_answer for o in outcomes])
+    summary["grading_failure_rate"] = _mean([o.grading_failure for o in outcomes])
+    summary["model_error_rate"] = _mean([o.model_error for o in outcomes])
     return summary
 
 
@@ -119,59 +132,27 @@ def _mean(values: Sequence[float]) -> float:
 # ---- Inspect adapters -------------------------------------------------------------
 
 
-def attempt_of(score: Score) -> Attempt:
-    value = score.value
-    if not isinstance(value, dict):
-        return Attempt(None, None)
-    pass_, rubric = value.get("pass"), value.get("rubric")
-    if not _is_number(pass_) or not _is_number(rubric):
-        return Attempt(None, None)
-    no_answer = bool((score.metadata or {}).get("no_answer", False))
-    return Attempt(float(pass_), float(rubric), no_answer)  # type: ignore[arg-type]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
-
-
-@score_reducer(name="hss_mean")
-def hss_mean() -> ScoreReducer:
-    """Mean of pass and rubric over the graded attempts, keeping the attempt bookkeeping."""
-
-    def reduce(scores: list[Score]) -> Score:
-        outcome = reduce_attempts([attempt_of(s) for s in scores])
-        value = {
-            "pass": math.nan if outcome.pass_ is None else outcome.pass_,
-            "rubric": math.nan if outcome.rubric is None else outcome.rubric,
-        }
-        return Score(
-            value=value,
-            metadata={
-                "attempts": outcome.attempts,
-                "grading_failures": outcome.grading_failures,
-                "no_answer": outcome.no_answer,
-                "attempt_passes": [
-                    s.value.get("pass") if isinstance(s.value, dict) else None for s in scores
-                ],
-            },
-        )
-
-    return reduce
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and not math.isnan(value):
+        return float(value)
+    return None
 
 
 def outcome_of(sample_score: SampleScore) -> TaskOutcome:
-    """A reduced sample score as a TaskOutcome (also after a reducer other than hss_mean)."""
-    score = sample_score.score
-    attempt = attempt_of(score)
-    meta = score.metadata or {}
+    """A sample's reduced score as a TaskOutcome, whatever reducer produced it."""
+    value = sample_score.score.value
+    values = value if isinstance(value, dict) else {}
     sample_meta = sample_score.sample_metadata or {}
-    failed = attempt.pass_ is None
+    pass_, rubric = _number(values.get(PASS)), _number(values.get(RUBRIC))
+    graded = pass_ is not None and rubric is not None
     return TaskOutcome(
-        pass_=attempt.pass_,
-        rubric=attempt.rubric,
-        attempts=int(meta.get("attempts", 1)),
-        grading_failures=int(meta.get("grading_failures", 1 if failed else 0)),
-        no_answer=int(meta.get("no_answer", 1 if attempt.no_answer else 0)),
+        pass_=pass_ if graded else None,
+        rubric=rubric if graded else None,
+        no_answer=_number(values.get(NO_ANSWER)) or 0.0,
+        grading_failure=_number(values.get(GRADING_FAILURE)) or 0.0,
+        model_error=_number(values.get(MODEL_ERROR)) or 0.0,
         media_type=str(sample_meta.get("media_type", "")),
         domain=str(sample_meta.get("domain", "")),
         subdomain=str(sample_meta.get("subdomain", "")),

@@ -1,12 +1,11 @@
 """The rubric judge as an Inspect scorer: the model bound to the `grader` role grades all
-criteria of one attempt in one call (HSS_PROTOCOL.md section 4)."""
+criteria of one attempt in one call (paper Sec. 3.1 and App. C.3)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -19,6 +18,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
+from hss_inspect.errors import SetupError
 from hss_inspect.judge import (
     JudgePrompts,
     JudgeReply,
@@ -31,7 +31,7 @@ from hss_inspect.judge import (
     render_retry,
     verdict_table,
 )
-from hss_inspect.metrics import hss_metrics
+from hss_inspect.metrics import attempt_value, hss_metrics
 from hss_inspect.rows import Criterion
 from hss_inspect.settings import DEFAULT_JUDGE_RETRIES
 
@@ -47,7 +47,7 @@ NO_GRADER_MESSAGE = (
 def require_grader() -> None:
     """Refuse to run without a judge, rather than silently grading with the model under test."""
     if model_roles().get(GRADER_ROLE) is None:
-        raise PrerequisiteError(NO_GRADER_MESSAGE)
+        raise SetupError(NO_GRADER_MESSAGE)
 
 
 def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
@@ -149,20 +149,20 @@ def graded_score(
         "answer_usage": answer_usage(state),
     }
     if session.reading is None:
-        return Score.unscored(
-            reason="grader_failed",
+        return Score(
+            value=attempt_value(grading_failure=True),
             answer=answer,
             explanation=(
                 f"Grading failure: the judge's reply was unreadable after "
                 f"{len(session.replies)} attempt(s) ({session.problems[-1]}). "
                 "This attempt is left out of pass@1, not counted as a zero."
             ),
-            metadata={**judge_meta, "grading_failure": True},
+            metadata=judge_meta,
         )
     outcomes = criterion_outcomes(criteria, session.reading.verdicts)
     passed, rubric = pass_and_rubric(criteria, outcomes)
     return Score(
-        value={"pass": passed, "rubric": rubric},
+        value=attempt_value(passed=passed, rubric=rubric),
         answer=answer,
         explanation=verdict_table(criteria, outcomes),
         metadata={
@@ -173,7 +173,6 @@ def graded_score(
             "missing_verdicts": list(session.reading.missing),
             "unexpected_verdicts": list(session.reading.unexpected),
             "overall_comment": session.reading.comment,
-            "no_answer": False,
         },
     )
 
@@ -181,12 +180,12 @@ def graded_score(
 def no_answer_score(state: TaskState) -> Score:
     error = state.output.error if state.output else None
     return Score(
-        value={"pass": 0, "rubric": 0.0},
+        value=attempt_value(passed=0, rubric=0.0, no_answer=True),
         answer="",
         explanation="No answer: the model returned no text"
         + (f" ({error})." if error else ".")
         + " Counted as a zero and as 'no answer'.",
-        metadata={"no_answer": True, "model_error": error, "answer_usage": answer_usage(state)},
+        metadata={"output_error": error, "answer_usage": answer_usage(state)},
     )
 
 
