@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from hss_inspect.config import data_dir, limits_for, presets
+from hss_inspect.config import limits_for
 from hss_inspect.settings import FrameSettings, MediaSettings
 from hss_inspect.solver import frame_settings_for, use_native_video
 
@@ -35,15 +34,6 @@ def test_native_video_follows_the_option_the_provider_and_the_file(tmp_path: Pat
     assert not use_native_video(auto, "google/gemini-3.8-flash", webm)
     too_big = MediaSettings(native_video_max_bytes=999)
     assert not use_native_video(too_big, "google/gemini-3.8-flash", clip)
-
-
-def test_every_preset_file_becomes_a_task_with_its_options() -> None:
-    files = sorted(data_dir("task_configs").glob("hss_*.yaml"))
-    found = {p.name: p.task_args for p in presets()}
-    assert set(found) == {f.stem for f in files}
-    for path in files:
-        assert found[path.stem] == yaml.safe_load(path.read_text())["task_args"]
-    assert found["hss_blind"] == {"condition": "blind"}
 
 
 @pytest.mark.parametrize("name", ["google/gemini-3.6-flash", "GOOGLE/Gemini-X"])

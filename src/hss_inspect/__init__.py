@@ -1,18 +1,18 @@
 """Humanity's Sixth Sense (HSS) for Inspect AI.
 
-The tasks are `hss_inspect/hss` and its presets (see `hss_inspect.task`); the
-`hss-inspect` command is `hss_inspect.cli`. Importing the package itself stays light so
-that the command starts quickly.
+The tasks are `hss_inspect/hss` and its presets (`hss_inspect.task`); the `hss-inspect`
+command is `hss_inspect.cli`. The tasks are imported on first use, so that the command
+and `import hss_inspect` stay light.
 """
 
 from typing import Any
 
-__all__ = ["hss"]
+__all__ = ["hss", "hss_blind", "hss_image", "hss_oracle", "hss_video"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "hss":
-        from hss_inspect.task import hss
+    if name in __all__:
+        from hss_inspect import task
 
-        return hss
+        return getattr(task, name)
     raise AttributeError(name)

@@ -1,4 +1,4 @@
-"""The YAML that ships with the package: task presets, model limits, judge prompts."""
+"""The YAML that ships with the package: model limits and judge prompts."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-PRESET_PREFIX = "hss_"
 
 
 def data_dir(name: str) -> Path:
@@ -31,22 +29,6 @@ def load_yaml(folder: str, filename: str) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise ValueError(f"{path}: expected a mapping at the top level")
     return loaded
-
-
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    description: str
-    task_args: dict[str, Any]
-
-
-def presets() -> list[Preset]:
-    """Every `task_configs/hss_*.yaml`: each becomes a task of its own."""
-    found = []
-    for path in sorted(data_dir("task_configs").glob(f"{PRESET_PREFIX}*.yaml")):
-        loaded = load_yaml("task_configs", path.name)
-        found.append(Preset(path.stem, str(loaded.get("description", "")), loaded["task_args"]))
-    return found
 
 
 @dataclass(frozen=True)

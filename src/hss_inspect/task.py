@@ -1,22 +1,24 @@
-"""The HSS tasks: `hss` with every option, and one task per preset in `task_configs/`."""
+"""The HSS tasks: `hss` with every option, and one explicit task per preset.
+
+A preset is `hss` with a few options fixed by default (still overridable with `-T`).
+Each is a plain `@task` function so that `inspect list tasks` and the register's tools,
+which read tasks from source, see every one of them.
+"""
 
 from __future__ import annotations
 
-import inspect as pyinspect
-from collections.abc import Callable
-from importlib.metadata import version
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver, generate
 
+from hss_inspect import options as opt
 from hss_inspect.agentic.loop import hss_agent
-from hss_inspect.config import Preset, presets
 from hss_inspect.dataset import build_dataset
+from hss_inspect.errors import SetupError
 from hss_inspect.judge import judge_prompts
-from hss_inspect.metrics import hss_mean
-from hss_inspect.release import open_release
-from hss_inspect.rows import OptionList, as_list, select_rows
+from hss_inspect.release import Release, open_release
+from hss_inspect.rows import OptionList, TaskRow, as_list, select_rows
 from hss_inspect.scorer import rubric_judge
 from hss_inspect.settings import (
     CONDITIONS,
@@ -27,12 +29,15 @@ from hss_inspect.settings import (
     DEFAULT_JUDGE_RETRIES,
     DEFAULT_MEDIA,
     DEFAULT_REVISION,
+    MEDIA_CHOICES,
+    NATIVE_VIDEO_CHOICES,
     AgentSettings,
     FrameSettings,
     MediaSettings,
     NativeVideo,
 )
 from hss_inspect.solver import hss_input, oracle_answer
+from hss_inspect.versioning import comparability_version, task_version
 
 
 @task
@@ -60,37 +65,31 @@ def hss(
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {', '.join(CONDITIONS)}, not {condition!r}")
-    media_settings = MediaSettings(
-        frames=FrameSettings(
-            fps=float(fps),
-            max_frames=int(max_frames),
-            frame_side=int(frame_side),
-            max_images=None if max_images is None else int(max_images),
-        ),
-        frame_bytes_budget=int(frame_bytes_budget),
-        image_max_side=int(image_max_side),
-        image_max_bytes=int(image_max_bytes),
-        native_video=native_video_option(native_video),
-    )
+    condition = opt.choice("condition", condition, CONDITIONS)
+    media = opt.choice("media", media, MEDIA_CHOICES)
+    media_settings = media_settings_from(
+        fps, max_frames, frame_side, max_images, frame_bytes_budget,
+        image_max_side, image_max_bytes, native_video,
+    )  # fmt: skip
+    retries = opt.whole_number("judge_retries", judge_retries, 0)
     agent = AgentSettings(
-        max_steps=int(agent_steps),
-        max_output_tokens=int(agent_tokens),
-        max_tool_images=int(agent_images),
-        window_fps=float(agent_window_fps),
-        window_max_frames=int(agent_window_frames),
-        zoom_side=int(agent_zoom_side),
+        max_steps=opt.whole_number("agent_steps", agent_steps, 1),
+        max_output_tokens=opt.whole_number("agent_tokens", agent_tokens, 1),
+        max_tool_images=opt.whole_number("agent_images", agent_images, 0),
+        window_fps=opt.positive_number("agent_window_fps", agent_window_fps),
+        window_max_frames=opt.whole_number("agent_window_frames", agent_window_frames, 1),
+        zoom_side=opt.whole_number("agent_zoom_side", agent_zoom_side, 64),
     )
     release = open_release(dataset, revision)
-    rows = select_rows(release.read_rows(), media, domains, subdomains)
+    rows = selected_rows(release, media, domains, subdomains)
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(condition, release, media_settings, agent),
-        scorer=rubric_judge(retries=int(judge_retries)),
-        epochs=Epochs(DEFAULT_EPOCHS, hss_mean()),
-        version=version("hss-inspect"),
+        scorer=rubric_judge(retries=retries),
+        epochs=Epochs(DEFAULT_EPOCHS, "mean"),
+        version=comparability_version(),
         metadata={
+            "hss_task_version": task_version(),
             "hss_condition": condition,
             "hss_dataset": release.description,
             "hss_dataset_requested": {"dataset": dataset, "revision": revision},
@@ -103,46 +102,91 @@ def hss(
                 "tasks": len(rows),
             },
             "hss_media_settings": media_settings.as_dict(),
-            "hss_judge_retries": int(judge_retries),
+            "hss_judge_retries": retries,
             "hss_judge_prompt_sha256": judge_prompts().sha256,
             **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
         },
     )
 
 
-def native_video_option(value: str | bool) -> NativeVideo:
-    text = str(value).strip().lower()
-    if text not in ("auto", "true", "false"):
-        raise ValueError(f"native_video must be auto, true or false, not {value!r}")
-    return text  # type: ignore[return-value]
+# Presets. `kwargs` (by that name, which every supported Inspect passes through) takes
+# any option of `hss`; the preset's own values are defaults a user may still override.
+
+
+@task
+def hss_image(**kwargs: Any) -> Task:
+    """HSS image tasks only: the image column of the paper's Table 1."""
+    return hss(**{"media": "image", **kwargs})
+
+
+@task
+def hss_video(**kwargs: Any) -> Task:
+    """HSS video tasks only: the video column of Table 1 and the frame sweep of App. H."""
+    return hss(**{"media": "video", **kwargs})
+
+
+@task
+def hss_blind(**kwargs: Any) -> Task:
+    """The blind control (Sec. 3.1): the question alone, no media, no media note."""
+    return hss(**{"condition": "blind", **kwargs})
+
+
+@task
+def hss_agentic(**kwargs: Any) -> Task:
+    """The agentic condition (Sec. 3.3, App. D and F): inspection tools, then one answer."""
+    return hss(**{"condition": "agentic", **kwargs})
+
+
+@task
+def hss_oracle(**kwargs: Any) -> Task:
+    """Reference answers graded by the judge (run with --model none): the judge's error bound."""
+    return hss(**{"condition": "oracle", **kwargs})
+
+
+def media_settings_from(
+    fps: Any,
+    max_frames: Any,
+    frame_side: Any,
+    max_images: Any,
+    frame_bytes_budget: Any,
+    image_max_side: Any,
+    image_max_bytes: Any,
+    native_video: Any,
+) -> MediaSettings:
+    """The media options, each checked and named in the error when wrong."""
+    return MediaSettings(
+        frames=FrameSettings(
+            fps=opt.positive_number("fps", fps),
+            max_frames=opt.whole_number("max_frames", max_frames, 1),
+            frame_side=opt.whole_number("frame_side", frame_side, 16),
+            max_images=opt.optional_whole_number("max_images", max_images, 1),
+        ),
+        frame_bytes_budget=opt.whole_number("frame_bytes_budget", frame_bytes_budget, 1),
+        image_max_side=opt.whole_number("image_max_side", image_max_side, 16),
+        image_max_bytes=opt.whole_number("image_max_bytes", image_max_bytes, 1),
+        native_video=native_video_option(native_video),
+    )
+
+
+def native_video_option(value: Any) -> NativeVideo:
+    return opt.choice("native_video", value, NATIVE_VIDEO_CHOICES)  # type: ignore[return-value]
+
+
+def selected_rows(
+    release: Release, media: str, domains: OptionList, subdomains: OptionList
+) -> list[TaskRow]:
+    rows = release.read_rows()
+    try:
+        return select_rows(rows, media, domains, subdomains)
+    except ValueError as exc:
+        raise SetupError(f"-T domains/subdomains: {exc}") from None
 
 
 def conditioned_solver(
-    condition: str, release: Any, media: MediaSettings, agent: AgentSettings
+    condition: str, release: Release, media: MediaSettings, agent: AgentSettings
 ) -> list[Solver]:
     if condition == "oracle":
         return [oracle_answer()]
     if condition == "agentic":
         return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
     return [hss_input(release, media, condition), generate()]
-
-
-def _preset_task(preset: Preset) -> Callable[..., Task]:
-    """A task that is `hss` with the preset's options as defaults (still overridable)."""
-
-    def preset_task(**overrides: Any) -> Task:
-        return hss(**{**preset.task_args, **overrides})
-
-    signature = pyinspect.signature(hss)
-    preset_task.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[
-            p.replace(default=preset.task_args.get(name, p.default))
-            for name, p in signature.parameters.items()
-        ]
-    )
-    preset_task.__name__ = preset.name
-    preset_task.__doc__ = preset.description or hss.__doc__
-    return task(name=preset.name)(preset_task)
-
-
-PRESET_TASKS = {preset.name: _preset_task(preset) for preset in presets()}

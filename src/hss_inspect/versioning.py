@@ -1,0 +1,73 @@
+"""The task version (eval.yaml, register style `N-X`) and fingerprints of everything that
+changes results, so that a change to one of them cannot ship without a version bump."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+
+from hss_inspect import prompt
+from hss_inspect.judge import judge_prompts
+from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
+from hss_inspect.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
+from hss_inspect.settings import DEFAULT_EPOCHS, DEFAULT_JUDGE_RETRIES, DEFAULT_MEDIA
+
+
+@cache
+def register_entry() -> dict[str, Any]:
+    """The package's eval.yaml."""
+    text = (files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8")
+    return dict(yaml.safe_load(text))
+
+
+def task_version() -> str:
+    """`N-X`: N changes when results stop being comparable, X when the interface changes."""
+    return str(register_entry()["version"])
+
+
+def comparability_version() -> int:
+    """N of `N-X`: what Task(version=...) carries; logs with the same N are comparable."""
+    return int(task_version().split("-")[0])
+
+
+def _sha256(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def result_fingerprints() -> dict[str, str]:
+    """A digest of each input that changes the numbers a run reports."""
+    sample_times = [0.0, 0.5, 1.0, 1.5]
+    return {
+        "judge_prompt": judge_prompts().sha256,
+        "media_notes": _sha256(
+            [
+                prompt.IMAGE_NOTE,
+                prompt.frames_note(4, 2.0, 2.0, sample_times, None),
+                prompt.frames_note(4, 2.0, 2.0, sample_times, 8),
+                prompt.native_video_note(2.0),
+                prompt.frame_label(1.5),
+                prompt.question_text("Q"),
+            ]
+        ),
+        "blind_system_message": _sha256(prompt.BLIND_SYSTEM_MESSAGE),
+        "sampling_defaults": _sha256(
+            {
+                "media": DEFAULT_MEDIA.as_dict(),
+                "frame_algorithm": FRAME_ALGORITHM_VERSION,
+                "image_algorithm": IMAGE_ALGORITHM_VERSION,
+            }
+        ),
+        "scoring": _sha256(
+            {
+                "epochs": DEFAULT_EPOCHS,
+                "judge_retries": DEFAULT_JUDGE_RETRIES,
+                "bootstrap": [BOOTSTRAP_SEED, BOOTSTRAP_RESAMPLES],
+                "value_keys": VALUE_KEYS,
+            }
+        ),
+    }
