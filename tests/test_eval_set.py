@@ -73,8 +73,8 @@ def test_eval_set_runs_hss_beside_another_suites_task(tmp_path: Path) -> None:
     )
     for metrics, passes in ((standard, 0.0), (oracle, 1.0)):
         assert metrics["pass_at_1"] == passes and metrics["rubric"] == passes
-        assert metrics["tasks"] == len(rows) and metrics["attempts"] == len(rows)
-        assert metrics["grading_failures"] == 0 and metrics["no_answer"] == 0
+        assert metrics["tasks"] == len(rows)
+        assert metrics["grading_failure_rate"] == 0 and metrics["no_answer_rate"] == 0
     assert metrics_of(logs["repeat_after_me"])["accuracy"] == 1.0
 
     samples = logs["hss_inspect/hss_demo"].samples or []

@@ -7,7 +7,15 @@ and `import hss_inspect` stay light.
 
 from typing import Any
 
-__all__ = ["hss", "hss_blind", "hss_image", "hss_oracle", "hss_video"]
+__all__ = [
+    "hss",
+    "hss_agentic",
+    "hss_blind",
+    "hss_demo",
+    "hss_image",
+    "hss_oracle",
+    "hss_video",
+]
 
 
 def __getattr__(name: str) -> Any:

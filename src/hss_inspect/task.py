@@ -138,6 +138,12 @@ def hss_agentic(**kwargs: Any) -> Task:
 
 
 @task
+def hss_demo(**kwargs: Any) -> Task:
+    """The eight-task demo set shipped in the package: checks a setup in a minute, offline."""
+    return hss(**{"dataset": "demo", **kwargs})
+
+
+@task
 def hss_oracle(**kwargs: Any) -> Task:
     """Reference answers graded by the judge (run with --model none): the judge's error bound."""
     return hss(**{"condition": "oracle", **kwargs})

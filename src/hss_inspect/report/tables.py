@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hss_inspect.metrics import Attempt, TaskOutcome, reduce_attempts, summarize
+from hss_inspect.metrics import TaskOutcome, summarize
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mean_or_none, mean_pass_at_k
 from hss_inspect.taxonomy import DOMAINS, MEDIA_TYPES
@@ -80,12 +80,15 @@ def by_task(records: Iterable[AttemptRecord]) -> dict[str, list[AttemptRecord]]:
 
 
 def task_outcome(attempts: Sequence[AttemptRecord]) -> TaskOutcome:
-    """A task's attempts reduced as Inspect's reducer does (graded attempts only)."""
-    reduced = reduce_attempts([Attempt(a.pass_, a.rubric, a.no_answer) for a in attempts])
+    """A task's attempts reduced as Inspect's `mean` reducer does (graded attempts only)."""
+    graded = [a for a in attempts if a.pass_ is not None and a.rubric is not None]
     first = attempts[0]
-    return dataclasses.replace(
-        reduced,
-        grading_failures=sum(a.grading_failure for a in attempts),
+    return TaskOutcome(
+        pass_=mean_or_none([a.pass_ or 0.0 for a in graded]),
+        rubric=mean_or_none([a.rubric or 0.0 for a in graded]),
+        no_answer=sum(a.no_answer for a in attempts) / len(attempts),
+        grading_failure=sum(a.grading_failure for a in attempts) / len(attempts),
+        model_error=sum(a.model_error for a in attempts) / len(attempts),
         media_type=first.media_type,
         domain=first.domain,
         subdomain=first.subdomain,
