@@ -26,7 +26,7 @@ def test_inspect_still_has_prerequisite_error_where_we_import_it() -> None:
     ("option", "value", "expected"),
     [
         ("media", "videos", "use one of all, image, video"),
-        ("condition", "sighted", "use one of standard, blind, oracle"),
+        ("condition", "sighted", "use one of standard, blind, oracle, agentic"),
         ("fps", 0, "use a number greater than 0"),
         ("fps", "fast", "use a number greater than 0"),
         ("max_frames", 0, "use a whole number of at least 1"),
