@@ -158,14 +158,13 @@ def run_plan(
     from inspect_ai import eval_set, task_with
     from inspect_ai.model import GenerateConfig, get_model
 
-    from hss_inspect.task import PRESET_TASKS, hss
+    from hss_inspect import task as hss_tasks
 
-    factories = {"hss": hss, **PRESET_TASKS}
     tasks = []
     for run in runs:
         grader = dict(run.grader)
         grader_model = get_model(grader.pop("model"), config=GenerateConfig(**grader))
-        built = factories[run.task](**{**run.task_args, **task_args})
+        built = getattr(hss_tasks, run.task)(**{**run.task_args, **task_args})
         tasks.append(
             task_with(
                 built,
