@@ -8,12 +8,14 @@ from importlib.metadata import version
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver, generate
 
 from hss_inspect.agentic.loop import hss_agent
 from hss_inspect.config import Preset, presets
 from hss_inspect.dataset import build_dataset
 from hss_inspect.judge import judge_prompts
+from hss_inspect.labeler import DEFAULT_LABELER_RETRIES, failure_cause
 from hss_inspect.metrics import hss_mean
 from hss_inspect.release import open_release
 from hss_inspect.rows import OptionList, as_list, select_rows
@@ -58,6 +60,8 @@ def hss(
     agent_window_fps: float = DEFAULT_AGENT.window_fps,
     agent_window_frames: int = DEFAULT_AGENT.window_max_frames,
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
+    labeler: bool = False,
+    labeler_retries: int = DEFAULT_LABELER_RETRIES,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     if condition not in CONDITIONS:
@@ -87,7 +91,7 @@ def hss(
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(condition, release, media_settings, agent),
-        scorer=rubric_judge(retries=int(judge_retries)),
+        scorer=scorers(int(judge_retries), as_bool(labeler, "labeler"), int(labeler_retries)),
         epochs=Epochs(DEFAULT_EPOCHS, hss_mean()),
         version=version("hss-inspect"),
         metadata={
@@ -108,6 +112,21 @@ def hss(
             **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
         },
     )
+
+
+def scorers(judge_retries: int, labeler: bool, labeler_retries: int) -> list[Scorer]:
+    """The rubric judge, then (optionally) the failure-cause labeller, which reads its score."""
+    chosen = [rubric_judge(retries=judge_retries)]
+    if labeler:
+        chosen.append(failure_cause(retries=labeler_retries))
+    return chosen
+
+
+def as_bool(value: str | bool, option: str) -> bool:
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{option} must be true or false, not {value!r}")
+    return text == "true"
 
 
 def native_video_option(value: str | bool) -> NativeVideo:

@@ -6,9 +6,12 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from hss_inspect.causes import taxonomy
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
 from hss_inspect.report.compare import compare_runs
+from hss_inspect.report.failure_render import failures_markdown
+from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.paper import published_rows
 from hss_inspect.report.parsers import FORMATS
 from hss_inspect.report.records import LogError, read_logs
@@ -93,10 +96,19 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def failures_command(args: argparse.Namespace) -> int:
+    causes = taxonomy()
+    result = clean_nan(failure_analysis(primary_runs(runs_of(read_logs(args.logs)[1])), causes))
+    text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
+    sys.stdout.write(text)
+    return 0
+
+
 COMMANDS = {
     "report": report_command,
     "agreement": agreement_command,
     "compare": compare_command,
+    "failures": failures_command,
 }
 
 ERRORS = (LogError, SweepError)

@@ -83,6 +83,10 @@ class AttemptRecord:
     verdicts: tuple[CriterionVerdict, ...] = ()
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
+    # The failure-cause labeller's label of this attempt (None: not labelled), and the
+    # number of model calls of an agentic conversation (None: a single call).
+    cause: str | None = None
+    agent_steps: int | None = None
 
     @property
     def graded(self) -> bool:
@@ -268,7 +272,17 @@ def _record(
         verdicts=_verdicts(score_meta),
         output_tokens=output_tokens,
         reasoning_tokens=reasoning_tokens,
+        cause=cause_of(sample),
+        agent_steps=_int_or_none((meta.get("agent") or {}).get("steps")),
     )
+
+
+def cause_of(sample: EvalSample) -> str | None:
+    """The failure-cause label of the attempt: the score carrying a taxonomy version."""
+    for score in (sample.scores or {}).values():
+        if "taxonomy_version" in (score.metadata or {}) and isinstance(score.value, str):
+            return score.value
+    return None
 
 
 def _flag(value: dict[str, Any], metadata: dict[str, Any], key: str) -> bool:
