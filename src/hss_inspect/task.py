@@ -12,6 +12,7 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver, generate
 
 from hss_inspect.agentic.loop import hss_agent
+from hss_inspect.audit.task import build_audit_task
 from hss_inspect.config import Preset, presets
 from hss_inspect.dataset import build_dataset
 from hss_inspect.judge import judge_prompts
@@ -28,6 +29,7 @@ from hss_inspect.settings import (
     DEFAULT_FRAMES,
     DEFAULT_JUDGE_RETRIES,
     DEFAULT_MEDIA,
+    DEFAULT_PERTURBER_RETRIES,
     DEFAULT_REVISION,
     AgentSettings,
     FrameSettings,
@@ -165,3 +167,29 @@ def _preset_task(preset: Preset) -> Callable[..., Task]:
 
 
 PRESET_TASKS = {preset.name: _preset_task(preset) for preset in presets()}
+
+
+@task
+def hss_judge_audit(
+    dataset: str = DEFAULT_DATASET,
+    revision: str = DEFAULT_REVISION,
+    media: str = "all",
+    domains: OptionList = None,
+    subdomains: OptionList = None,
+    kinds: OptionList = None,
+    sample_tasks: int | None = None,
+    judge_retries: int = DEFAULT_JUDGE_RETRIES,
+    perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
+) -> Task:
+    """The judge audit: answers with verdicts known by construction, graded by the `grader`."""
+    return build_audit_task(
+        dataset,
+        revision,
+        media,
+        domains,
+        subdomains,
+        kinds,
+        sample_tasks,
+        judge_retries,
+        perturber_retries,
+    )
