@@ -296,9 +296,9 @@ def _paired_cells(pairs: Sequence[tuple[AuditRecord, AuditRecord]]) -> list[obje
     return [*cells, only_a, only_b]
 
 
-def audit_report(paths: Sequence[str | Path]) -> str:
+def audit_report(paths: Sequence[str | Path], max_errors: int = 50) -> str:
     """Tables of each audit log; with two or more, each later judge beside the first."""
     runs = [read_audit_log(p) for p in paths]
-    parts = [judge_tables(run) for run in runs]
+    parts = [judge_tables(run, max_errors) for run in runs]
     parts += [side_by_side(runs[0], other) for other in runs[1:]]
     return "\n\n".join(parts) + "\n"

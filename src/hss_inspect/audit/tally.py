@@ -105,7 +105,10 @@ def wilson_interval(
     scale = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / scale
     spread = z / scale * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    return max(0.0, centre - spread), min(1.0, centre + spread)
+    # At 0 (or all) errors the bound is exactly 0 (or 1); rounding would leave a crumb.
+    low = 0.0 if errors == 0 else max(0.0, centre - spread)
+    high = 1.0 if errors == trials else min(1.0, centre + spread)
+    return low, high
 
 
 # Rate name -> (errors field, trials field) of Tally.
