@@ -27,6 +27,7 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
+from hss_inspect.judge import table_cell
 
 AUDIT_SCORER = "judge_audit"
 AUDIT_CONDITION = "judge_audit"
@@ -206,20 +207,16 @@ def error_lines(records: Sequence[AuditRecord], limit: int) -> list[str]:
                 [
                     record.task_id,
                     record.kind,
-                    f"{cid}: {_cell(record.titles.get(cid, ''))}",
+                    f"{cid}: {table_cell(record.titles.get(cid, ''))}",
                     "met" if built else "not met",
                     "met" if not built else "not met",
-                    _cell(record.justifications.get(cid, "")),
+                    table_cell(record.justifications.get(cid, "")),
                 ]
             )
         )
     if len(errors) > limit:
         lines.append(f"\n({len(errors) - limit} more in the log's scores)")
     return lines
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 # ---- two judges on the same variants ---------------------------------------------------

@@ -33,7 +33,7 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
-from hss_inspect.judge import Verdict, criterion_outcomes, judge_prompts
+from hss_inspect.judge import Verdict, criterion_outcomes, judge_prompts, table_cell
 from hss_inspect.rows import Criterion
 from hss_inspect.scorer import (
     GRADER_ROLE,
@@ -150,15 +150,11 @@ def audit_table(
             "" if known == verdict.met else ("**false pass**" if verdict.met else "**false fail**")
         )
         lines.append(
-            f"| {_cell(criterion.id)} | {_cell(criterion.title)} | {_met(known)} "
-            f"| {_met(verdict.met)} | {error} | {_cell(verdict.justification)} |"
+            f"| {table_cell(criterion.id)} | {table_cell(criterion.title)} | {_met(known)} "
+            f"| {_met(verdict.met)} | {error} | {table_cell(verdict.justification)} |"
         )
     return "\n".join(lines)
 
 
 def _met(value: bool) -> str:
     return "met" if value else "not met"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+# No public name for it; Inspect prints this error as a plain message, without a traceback.
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessageAssistant,
