@@ -165,18 +165,16 @@ def test_the_cache_hands_the_same_variants_to_a_second_judge(two_audits) -> None
     assert any("(#" in (text or "") for text in variants(first).values())  # serials: written once
 
 
-def test_the_audit_command_prints_each_judge_and_the_side_by_side_table(
-    two_audits, tmp_path: Path
-) -> None:
+def report(*args: str) -> str:
+    done = subprocess.run([HSS_INSPECT, "report", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_report_prints_each_judge_and_the_side_by_side_table(two_audits) -> None:
     first, second, _, _ = two_audits
     counts = expected_counts(lenient=True)
-    done = subprocess.run(
-        [HSS_INSPECT, "audit", first.location, second.location],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    text = done.stdout
+    text = report(first.location, second.location)
     assert "## Judge audit: openai-api/scripted/judge-perfect" in text
     unmet = sum(c["unmet"] for c in counts.values())
     fooled = sum(c["fp"] for c in counts.values())
@@ -188,6 +186,22 @@ def test_the_audit_command_prints_each_judge_and_the_side_by_side_table(
         f"| hedge | {hedge} | 0.0% → 100.0% | 0.0% → 0.0% | 0.0% → 100.0% | – | {hedge} | 0 |"
         in text
     )
+    assert "Leaderboard" not in text  # audit logs get the audit tables only
+
+
+def test_the_report_gives_the_audit_as_json(two_audits) -> None:
+    first, second, _, _ = two_audits
+    counts = expected_counts(lenient=True)
+    data = json.loads(report("--format", "json", first.location, second.location))
+    lenient = data["audits"][1]["by_kind"]
+    for kind, count in counts.items():
+        if count["unmet"]:
+            assert lenient[kind]["rates"]["fp_crit"]["errors"] == count["fp"], kind
+            assert lenient[kind]["rates"]["fp_crit"]["trials"] == count["unmet"], kind
+    assert len(data["audits"][1]["wrong_verdicts"]) == sum(c["fp"] for c in counts.values())
+    (pair,) = data["side_by_side"]
+    assert pair["by_kind"]["injection"]["only_a_right"] == counts["injection"]["fp"]
+    assert pair["by_kind"]["all"]["only_b_right"] == 0
 
 
 def test_a_missing_perturber_is_named_and_rule_kinds_need_none(

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hss_inspect.audit.command import add_audit_parser, audit_command
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -56,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--clear", action="store_true", help="delete every cached entry")
     report_parsers.add_parsers(commands)
     add_recipe_parser(commands)
-    add_audit_parser(commands)
     return parser
 
 
@@ -132,12 +130,7 @@ def cache_command(args: argparse.Namespace) -> int:
 
 
 CACHE_ENV_HINT = "set HSS_INSPECT_CACHE to move it"
-COMMANDS = {
-    "frames": frames_command,
-    "prepare": prepare_command,
-    "cache": cache_command,
-    "audit": audit_command,
-}
+COMMANDS = {"frames": frames_command, "prepare": prepare_command, "cache": cache_command}
 
 
 def report_command(args: argparse.Namespace) -> int:

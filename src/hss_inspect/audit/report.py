@@ -1,17 +1,18 @@
-"""Audit tables from audit logs: one judge's errors, and two judges side by side.
+"""Audit tables from judge-audit logs: one judge's errors, and two judges side by side.
 
-Reading a log into records is a thin adapter; everything else is pure and works on
-`AuditRecord`s, so the `hss-inspect report` command can render the same tables.
+`hss-inspect report` hands audit logs here. Reading a log into `AuditRecord`s is a thin
+adapter over the report's log reader; the tables are pure functions of the records.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import EvalSample, read_eval_log
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, KIND_NAMES
 from hss_inspect.audit.tally import (
@@ -28,6 +29,7 @@ from hss_inspect.audit.tally import (
     total,
 )
 from hss_inspect.judge import table_cell
+from hss_inspect.report.records import LogError, read_samples
 
 AUDIT_SCORER = "judge_audit"
 AUDIT_CONDITION = "judge_audit"
@@ -72,20 +74,22 @@ class AuditRun:
     records: list[AuditRecord]
 
 
-def is_audit_log(log: EvalLog) -> bool:
-    return (log.eval.metadata or {}).get("hss_condition") == AUDIT_CONDITION
+def is_audit_log(path: str | Path) -> bool:
+    """Whether a log is one of hss_inspect/hss_judge_audit (its header says so)."""
+    header = read_eval_log(str(path), header_only=True)
+    return (header.eval.metadata or {}).get("hss_condition") == AUDIT_CONDITION
 
 
 def read_audit_log(path: str | Path) -> AuditRun:
-    log = read_eval_log(str(path))
-    if not is_audit_log(log):
-        raise ValueError(f"{path} is not a log of hss_inspect/hss_judge_audit")
-    roles = log.eval.model_roles or {}
-    records = [record_of(sample) for sample in log.samples or []]
-    perturbers = {r for r in _perturber_models(log)}
+    header = read_eval_log(str(path), header_only=True)
+    if (header.eval.metadata or {}).get("hss_condition") != AUDIT_CONDITION:
+        raise LogError(f"{path}: not a log of hss_inspect/hss_judge_audit")
+    samples = list(read_samples(str(path)))
+    records = [record_of(sample) for sample in samples]
+    perturbers = sorted(set(_perturber_models(samples)))
     return AuditRun(
-        judge=_role_model(roles.get("grader")),
-        perturber=", ".join(sorted(perturbers)) or "(rule-made kinds only)",
+        judge=_role_model((header.eval.model_roles or {}).get("grader")),
+        perturber=", ".join(perturbers) or "rule only",
         path=str(path),
         records=[r for r in records if r is not None],
     )
@@ -97,14 +101,14 @@ def _role_model(config: Any) -> str:
     return str(getattr(config, "model", "")) or "(unknown)"
 
 
-def _perturber_models(log: EvalLog) -> Iterable[str]:
-    for sample in log.samples or []:
+def _perturber_models(samples: Iterable[EvalSample]) -> Iterable[str]:
+    for sample in samples:
         perturber = (sample.metadata or {}).get("audit", {}).get("perturber")
         if perturber:
             yield str(perturber["model"])
 
 
-def record_of(sample: Any) -> AuditRecord | None:
+def record_of(sample: EvalSample) -> AuditRecord | None:
     score = (sample.scores or {}).get(AUDIT_SCORER)
     meta = sample.metadata or {}
     if score is None or "audit" not in meta:
@@ -128,6 +132,37 @@ def record_of(sample: Any) -> AuditRecord | None:
 # ---- one judge ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class WrongVerdict:
+    task_id: str
+    kind: str
+    criterion: str
+    title: str
+    built_met: bool
+    justification: str
+
+
+def wrong_verdicts(records: Sequence[AuditRecord]) -> list[WrongVerdict]:
+    """Every criterion verdict that contradicts construction, in log order."""
+    return [
+        WrongVerdict(
+            r.task_id, r.kind, cid, r.titles.get(cid, ""), built, r.justifications.get(cid, "")
+        )
+        for r in records
+        if r.expected is not None and r.judged is not None
+        for cid, built in r.expected.items()
+        if built != r.judged.get(cid)
+    ]
+
+
+def judge_groups(run: AuditRun) -> dict[str, dict[str, Tally]]:
+    """Totals by kind (with `all`), by media type and by subdomain label."""
+    items = [r.labelled() for r in run.records]
+    groups = grouped(items, KIND_NAMES)
+    groups["kind"]["all"] = total(i.tally for i in items)
+    return groups
+
+
 def rate_cell(rate: Rate | None) -> str:
     if rate is None:
         return "–"
@@ -138,25 +173,32 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def _rate_columns(tally: Tally) -> list[str]:
-    rates = rates_of(tally)
-    return [rate_cell(rates.get(name)) for name in RATES]
-
-
 def _row(cells: Sequence[object]) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
-def _header(first: Sequence[str]) -> list[str]:
+def _table(first: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     titles = [*first, "variants", "skipped", "grading failures", *RATE_TITLES.values()]
-    return [_row(titles), _row(["---"] * len(titles))]
+    return [_row(titles), _row(["---"] * len(titles)), *(_row(r) for r in rows)]
 
 
-def judge_tables(run: AuditRun, max_errors: int = 50) -> str:
+def _tally_cells(tally: Tally) -> list[object]:
+    rates = rates_of(tally)
+    counts: list[object] = [tally.variants, tally.skipped, tally.grading_failures]
+    return counts + [rate_cell(rates.get(name)) for name in RATES]
+
+
+def judge_markdown(run: AuditRun, max_errors: int = 50) -> str:
     """The audit of one judge: by kind, by media type, by subdomain, and its errors."""
-    items = [r.labelled() for r in run.records]
-    overall = total(i.tally for i in items)
-    groups = grouped(items, KIND_NAMES)
+    groups = judge_groups(run)
+    kind_rows = [
+        [
+            "**all**" if kind == "all" else kind,
+            KIND_BY_NAME[kind].expectation.value if kind in KIND_BY_NAME else "",
+            *_tally_cells(tally),
+        ]
+        for kind, tally in groups["kind"].items()
+    ]
     lines = [
         f"## Judge audit: {run.judge}",
         "",
@@ -165,57 +207,31 @@ def judge_tables(run: AuditRun, max_errors: int = 50) -> str:
         "leave the criterion unmet; a false fail the reverse. Items pass when every "
         "criterion is met.",
         "",
-        *_header(["kind", "built so that"]),
+        *_table(["kind", "built so that"], kind_rows),
     ]
-    for kind, tally in groups["kind"].items():
-        known = KIND_BY_NAME[kind].expectation.value if kind in KIND_BY_NAME else "?"
-        lines.append(_row([kind, known, *_counts(tally), *_rate_columns(tally)]))
-    lines.append(_row(["**all**", "", *_counts(overall), *_rate_columns(overall)]))
     for title, key in (("media type", "media"), ("subdomain", "subdomain")):
-        lines += ["", *_header([title])]
-        for label, tally in groups[key].items():
-            lines.append(_row([label, *_counts(tally), *_rate_columns(tally)]))
-    lines += ["", *error_lines(run.records, max_errors)]
-    return "\n".join(lines)
+        rows = [[label, *_tally_cells(tally)] for label, tally in groups[key].items()]
+        lines += ["", *_table([title], rows)]
+    return "\n".join([*lines, "", *_wrong_lines(wrong_verdicts(run.records), max_errors)])
 
 
-def _counts(tally: Tally) -> list[int]:
-    return [tally.variants, tally.skipped, tally.grading_failures]
-
-
-def error_lines(records: Sequence[AuditRecord], limit: int) -> list[str]:
-    """Every criterion verdict that contradicts construction, task by task."""
-    errors = [
-        (r, cid)
-        for r in records
-        if r.expected is not None and r.judged is not None
-        for cid in r.expected
-        if r.expected[cid] != r.judged.get(cid)
-    ]
-    if not errors:
+def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
+    if not wrong:
         return ["No criterion verdict contradicts construction."]
     lines = [
-        f"### Criterion verdicts that contradict construction ({len(errors)})",
+        f"### Criterion verdicts that contradict construction ({len(wrong)})",
         "",
         _row(["task", "kind", "criterion", "built", "judge", "justification"]),
         _row(["---"] * 6),
     ]
-    for record, cid in errors[:limit]:
-        built = record.expected[cid]  # type: ignore[index]
+    for w in wrong[:limit]:
+        built, judged = ("met", "not met") if w.built_met else ("not met", "met")
+        criterion = f"{table_cell(w.criterion)}: {table_cell(w.title)}"
         lines.append(
-            _row(
-                [
-                    record.task_id,
-                    record.kind,
-                    f"{cid}: {table_cell(record.titles.get(cid, ''))}",
-                    "met" if built else "not met",
-                    "met" if not built else "not met",
-                    table_cell(record.justifications.get(cid, "")),
-                ]
-            )
+            _row([w.task_id, w.kind, criterion, built, judged, table_cell(w.justification)])
         )
-    if len(errors) > limit:
-        lines.append(f"\n({len(errors) - limit} more in the log's scores)")
+    if len(wrong) > limit:
+        lines += ["", f"({len(wrong) - limit} more in the log's scores.)"]
     return lines
 
 
@@ -223,14 +239,23 @@ def error_lines(records: Sequence[AuditRecord], limit: int) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Pairing:
-    """Verdicts of two judges on the variants both graded (same task, kind, epoch, text)."""
+class PairedRow:
+    """Two judges on the same graded variants of one kind (or `all`)."""
 
-    pairs: list[tuple[AuditRecord, AuditRecord]]
-    unmatched: int
+    kind: str
+    variants: int
+    first: Tally
+    second: Tally
+    only_first_right: int
+    only_second_right: int
 
 
-def pair_runs(first: AuditRun, second: AuditRun) -> Pairing:
+def pair_records(
+    first: AuditRun, second: AuditRun
+) -> tuple[list[tuple[AuditRecord, AuditRecord]], int]:
+    """Variants both judges graded (same task, kind, epoch and answer text), and how many
+    records of either log have no such partner."""
+
     def key(r: AuditRecord) -> tuple[str, str, int]:
         return (r.task_id, r.kind, r.epoch)
 
@@ -249,53 +274,129 @@ def pair_runs(first: AuditRun, second: AuditRun) -> Pairing:
             pairs.append((record, other))
         else:
             unmatched += 1
-    return Pairing(pairs, unmatched)
+    return pairs, unmatched
 
 
-def side_by_side(first: AuditRun, second: AuditRun) -> str:
+def paired_rows(pairs: Sequence[tuple[AuditRecord, AuditRecord]]) -> list[PairedRow]:
+    kinds = [k for k in KIND_NAMES if any(p[0].kind == k for p in pairs)]
+    rows = []
+    for kind in [*kinds, "all"]:
+        chosen = [p for p in pairs if kind == "all" or p[0].kind == kind]
+        only_first = only_second = 0
+        for a, b in chosen:
+            for cid, built in (a.expected or {}).items():
+                a_right = (a.judged or {}).get(cid) == built
+                b_right = (b.judged or {}).get(cid) == built
+                only_first += a_right and not b_right
+                only_second += b_right and not a_right
+        rows.append(
+            PairedRow(
+                kind,
+                len(chosen),
+                total(a.tally for a, _ in chosen),
+                total(b.tally for _, b in chosen),
+                only_first,
+                only_second,
+            )
+        )
+    return rows
+
+
+def side_by_side_markdown(first: AuditRun, second: AuditRun) -> str:
     """Both judges' rates on the variants both graded, and who is right where they differ."""
-    pairing = pair_runs(first, second)
-    a, b = first.judge, second.judge
+    pairs, unmatched = pair_records(first, second)
     lines = [
-        f"## {b} in place of {a}",
+        f"## {second.judge} in place of {first.judge}",
         "",
-        f"{len(pairing.pairs)} variants graded by both judges (identical answers); "
-        f"{pairing.unmatched} left out (skipped, ungraded or not in both logs). "
-        f"Cells: {a} → {b}. 'Only A right' counts criterion verdicts where {a} agrees with "
-        f"construction and {b} does not; 'only B right' the reverse.",
+        f"A = {first.judge}, B = {second.judge}: {len(pairs)} variants graded by both "
+        f"(identical answers), {unmatched} left out (skipped, ungraded or not in both logs). "
+        "Cells are A → B. 'only A right' counts criterion verdicts where A agrees with "
+        "construction and B does not; 'only B right' the reverse.",
         "",
     ]
     titles = ["kind", "variants", *RATE_TITLES.values(), "only A right", "only B right"]
     lines += [_row(titles), _row(["---"] * len(titles))]
-    kinds = [k for k in KIND_NAMES if any(p[0].kind == k for p in pairing.pairs)]
-    for kind in [*kinds, None]:
-        chosen = [p for p in pairing.pairs if kind is None or p[0].kind == kind]
-        lines.append(_row([kind or "**all**", *_paired_cells(chosen)]))
+    for row in paired_rows(pairs):
+        a, b = rates_of(row.first), rates_of(row.second)
+        cells = [
+            f"{_pct(a[n].value)} → {_pct(b[n].value)}" if n in a and n in b else "–" for n in RATES
+        ]
+        kind = "**all**" if row.kind == "all" else row.kind
+        lines.append(
+            _row([kind, row.variants, *cells, row.only_first_right, row.only_second_right])
+        )
     return "\n".join(lines)
 
 
-def _paired_cells(pairs: Sequence[tuple[AuditRecord, AuditRecord]]) -> list[object]:
-    left = rates_of(total(p[0].tally for p in pairs))
-    right = rates_of(total(p[1].tally for p in pairs))
-    cells: list[object] = [len(pairs)]
-    for name in RATES:
-        if name in left and name in right:
-            cells.append(f"{_pct(left[name].value)} → {_pct(right[name].value)}")
-        else:
-            cells.append("–")
-    only_a = only_b = 0
-    for first, second in pairs:
-        for cid, built in (first.expected or {}).items():
-            a_right = (first.judged or {}).get(cid) == built
-            b_right = (second.judged or {}).get(cid) == built
-            only_a += a_right and not b_right
-            only_b += b_right and not a_right
-    return [*cells, only_a, only_b]
+# ---- output --------------------------------------------------------------------------
 
 
-def audit_report(paths: Sequence[str | Path], max_errors: int = 50) -> str:
+def _tally_json(tally: Tally) -> dict[str, Any]:
+    rates = {
+        name: {
+            "errors": r.errors,
+            "trials": r.trials,
+            "rate": r.value,
+            "low": r.low,
+            "high": r.high,
+        }
+        for name, r in rates_of(tally).items()
+    }
+    return {**tally.as_value(), "rates": rates}
+
+
+def audit_json(runs: Sequence[AuditRun]) -> dict[str, Any]:
+    judges = [
+        {
+            "judge": run.judge,
+            "log": run.path,
+            "perturber": run.perturber,
+            **{
+                f"by_{key}": {label: _tally_json(t) for label, t in groups.items()}
+                for key, groups in judge_groups(run).items()
+            },
+            "wrong_verdicts": [vars(w) for w in wrong_verdicts(run.records)],
+        }
+        for run in runs
+    ]
+    comparisons = []
+    for other in runs[1:]:
+        pairs, unmatched = pair_records(runs[0], other)
+        comparisons.append(
+            {
+                "a": runs[0].judge,
+                "b": other.judge,
+                "unmatched": unmatched,
+                "by_kind": {
+                    row.kind: {
+                        "variants": row.variants,
+                        "a": _tally_json(row.first),
+                        "b": _tally_json(row.second),
+                        "only_a_right": row.only_first_right,
+                        "only_b_right": row.only_second_right,
+                    }
+                    for row in paired_rows(pairs)
+                },
+            }
+        )
+    return {"audits": judges, "side_by_side": comparisons}
+
+
+def audit_markdown(runs: Sequence[AuditRun], max_errors: int = 50) -> str:
     """Tables of each audit log; with two or more, each later judge beside the first."""
-    runs = [read_audit_log(p) for p in paths]
-    parts = [judge_tables(run, max_errors) for run in runs]
-    parts += [side_by_side(runs[0], other) for other in runs[1:]]
+    parts = [judge_markdown(run, max_errors) for run in runs]
+    parts += [side_by_side_markdown(runs[0], other) for other in runs[1:]]
     return "\n\n".join(parts) + "\n"
+
+
+AUDIT_FORMATS = ("md", "json")
+
+
+def render_audit(paths: Sequence[str | Path], fmt: str) -> str:
+    """The audit report of these logs in `md` or `json`."""
+    if fmt not in AUDIT_FORMATS:
+        raise LogError(f"audit logs are reported as md or json, not {fmt}; use --format md")
+    runs = [read_audit_log(p) for p in paths]
+    if fmt == "json":
+        return json.dumps(audit_json(runs), indent=1, allow_nan=False) + "\n"
+    return audit_markdown(runs)

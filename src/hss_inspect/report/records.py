@@ -140,13 +140,14 @@ def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptR
 def read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
     """One log's header and its attempt records (samples are streamed, images skipped)."""
     header = read_eval_log(path, header_only=True)
-    samples = list(_samples(path))
+    samples = list(read_samples(path))
     info = log_info(header, path, samples)
     records = [r for sample in samples for r in records_of_sample(info, sample)]
     return info, records
 
 
-def _samples(path: str) -> Iterator[EvalSample]:
+def read_samples(path: str) -> Iterator[EvalSample]:
+    """The samples of a log without messages, events or images (streamed)."""
     try:
         yield from read_eval_log_samples(
             path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
