@@ -6,7 +6,8 @@ question, the reference answer and the answer. An empty answer is labelled "no
 committed answer" without a call. A reply that names no valid cause is re-asked up to
 `retries` times, then the attempt is recorded as unlabelled, never guessed.
 
-Passed and ungraded attempts get no label (the scorer returns no score for them).
+Passed and ungraded attempts, and attempts after the first (the paper labels first
+attempts), get no label: the scorer returns no score for them.
 It runs after `rubric_judge` in the same eval (`-T labeler=true`), or afterwards on a
 log: `inspect score --scorer hss_inspect/failure_cause --action append
 --model-role labeler=<model> LOG`.
@@ -18,7 +19,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai._util.error import PrerequisiteError  # same import as scorer.require_grader
+# Inspect exports no public error for "a prerequisite is missing"; this is the one its
+# own CLI prints without a traceback (as scorer.require_grader uses). Pinned in test_causes.
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -66,13 +69,21 @@ class LabelSession:
 
 
 @scorer(metrics=[])
-def failure_cause(retries: int = DEFAULT_LABELER_RETRIES) -> Scorer:
-    """The primary cause of each failed attempt, named by the `labeler` role."""
+def failure_cause(
+    retries: int = DEFAULT_LABELER_RETRIES, first_attempt_only: bool = True
+) -> Scorer:
+    """The primary cause of each failed attempt, named by the `labeler` role.
+
+    As in the paper, only first attempts (epoch 1) are labelled unless
+    `first_attempt_only` is false.
+    """
     causes, prompts = taxonomy(), labeler_prompts()
 
     async def score(state: TaskState, target: Target) -> Score | None:
         if model_roles().get(LABELER_ROLE) is None:
             raise PrerequisiteError(NO_LABELER_MESSAGE)
+        if first_attempt_only and state.epoch != 1:
+            return None
         if not graded_failure(rubric_value(state)):
             return None
         answer = state.output.completion.strip() if state.output else ""
