@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,14 +51,14 @@ def test_epochs_of_one_clip_share_one_decode(
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=30, seconds=3.0, size=(320, 240))
     calls = []
-    real = store.sample_video
+    real = store.sample_video_sweep
 
-    def counting(path: Path, settings: FrameSettings) -> store.SampledVideo:
+    def counting(path: Path, *args: Any) -> list[store.SampledVideo]:
         calls.append(path)
         time.sleep(0.2)
-        return real(path, settings)
+        return real(path, *args)
 
-    monkeypatch.setattr(store, "sample_video", counting)
+    monkeypatch.setattr(store, "sample_video_sweep", counting)
 
     async def three_epochs() -> list[store.SampledVideo]:
         return await asyncio.gather(
@@ -204,6 +205,6 @@ def test_warm_cache_needs_no_decoding_or_hashing(
     def refuse(*_: object) -> None:
         raise AssertionError("a warm cache read the clip again")
 
-    monkeypatch.setattr(store, "sample_video", refuse)
+    monkeypatch.setattr(store, "sample_video_sweep", refuse)
     monkeypatch.setattr(store, "file_sha256", refuse)
     assert store.cached_sample_video(clip, FrameSettings()) == first

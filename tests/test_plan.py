@@ -104,3 +104,31 @@ def test_streaming_holds_at_most_one_item() -> None:
 def test_bad_duration_is_refused() -> None:
     with pytest.raises(ValueError, match="duration"):
         plan_frames(math.nan, FrameSettings())
+
+
+@pytest.mark.parametrize(
+    ("declared", "span", "settings", "frames", "dropped"),
+    [
+        # The clip: 2.5 s declared, data to 1.4 s + one 1/30 s frame -> 3 of 5 slots.
+        (2.5, 1.4 + 1 / 30, FrameSettings(), 3, 2),
+        (3.0, 3.0, FrameSettings(), 6, 0),
+        (3.3, 3.3, FrameSettings(), 6, 0),  # ffmpeg would emit 7; N caps it at 6
+        (3.0, 1.2, FrameSettings(), 2, 4),  # 2.4 slots: rounds down
+        (3.0, 1.25, FrameSettings(), 3, 3),  # 2.5 slots: halves round up
+        (3.0, 0.1, FrameSettings(), 1, 5),  # one frame at least, as for any clip
+        (600.0, 300.0, FrameSettings(), 250, 250),  # the rate stays 500/600 fps
+        (600.0, 300.0, FrameSettings(max_images=50), 250, 250),
+    ],
+)
+def test_data_ending_early_keeps_the_slots_the_fps_filter_emits(
+    declared: float, span: float, settings: FrameSettings, frames: int, dropped: int
+) -> None:
+    plan = plan_frames(declared, settings, decodable_span=span)
+    full = plan_frames(declared, settings)
+    assert plan.effective_fps == full.effective_fps
+    assert plan.planned_frames == frames
+    assert plan.frames_dropped == dropped
+    assert plan.planned_frames + plan.frames_dropped == full.planned_frames
+    kept = min(frames, settings.max_images or frames)
+    assert len(plan.slots) == kept and plan.slots[-1] == frames - 1
+    assert plan.timestamps[-1] == pytest.approx((frames - 1) / plan.effective_fps)

@@ -1,5 +1,8 @@
 """Entry point of the `inspect_ai` group: importing this registers every HSS component."""
 
+from hss_inspect.audit.scorer import audit_metrics, audit_sum, judge_audit
+from hss_inspect.audit.solver import audit_answer
+from hss_inspect.labeler import failure_cause
 from hss_inspect.metrics import hss_metrics
 from hss_inspect.scorer import rubric_judge
 from hss_inspect.scripted import ScriptedModel
@@ -10,21 +13,28 @@ from hss_inspect.task import (
     hss_blind,
     hss_demo,
     hss_image,
+    hss_judge_audit,
     hss_oracle,
     hss_video,
 )
 
 __all__ = [
     "ScriptedModel",
+    "audit_answer",
+    "audit_metrics",
+    "audit_sum",
+    "failure_cause",
     "hss",
     "hss_agentic",
     "hss_blind",
     "hss_demo",
     "hss_image",
     "hss_input",
+    "hss_judge_audit",
     "hss_metrics",
     "hss_oracle",
     "hss_video",
+    "judge_audit",
     "oracle_answer",
     "rubric_judge",
 ]

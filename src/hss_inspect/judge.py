@@ -227,11 +227,12 @@ def verdict_table(criteria: Sequence[Criterion], outcomes: Sequence[Verdict]) ->
     for criterion, verdict in zip(criteria, outcomes, strict=True):
         mark = "met" if verdict.met else "**not met**"
         lines.append(
-            f"| {_cell(criterion.id)} | {_cell(criterion.title)} | {mark} "
-            f"| {_cell(verdict.justification)} |"
+            f"| {table_cell(criterion.id)} | {table_cell(criterion.title)} | {mark} "
+            f"| {table_cell(verdict.justification)} |"
         )
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
+    """Text made safe for one cell of a markdown table."""
     return text.replace("|", "\\|").replace("\n", " ")

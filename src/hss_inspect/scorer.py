@@ -139,13 +139,7 @@ def graded_score(
     state: TaskState,
 ) -> Score:
     judge_meta = {
-        "judge_model": str(grader),
-        "judge_config": grader.config.model_dump(exclude_none=True),
-        "judge_prompt_sha256": prompts.sha256,
-        "judge_attempts": len(session.replies),
-        "judge_replies": session.replies,
-        "judge_problems": session.problems,
-        "rubric_sha256": state.metadata.get("rubric_sha256"),
+        **judge_metadata(session, grader, prompts, state),
         "answer_usage": answer_usage(state),
     }
     if session.reading is None:
@@ -175,6 +169,21 @@ def graded_score(
             "overall_comment": session.reading.comment,
         },
     )
+
+
+def judge_metadata(
+    session: JudgeSession, grader: Model, prompts: JudgePrompts, state: TaskState
+) -> dict[str, Any]:
+    """What a score records about its grading: the judge, its prompt and every reply."""
+    return {
+        "judge_model": str(grader),
+        "judge_config": grader.config.model_dump(exclude_none=True),
+        "judge_prompt_sha256": prompts.sha256,
+        "judge_attempts": len(session.replies),
+        "judge_replies": session.replies,
+        "judge_problems": session.problems,
+        "rubric_sha256": state.metadata.get("rubric_sha256"),
+    }
 
 
 def no_answer_score(state: TaskState) -> Score:

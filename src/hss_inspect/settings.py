@@ -9,6 +9,7 @@ DEFAULT_DATASET = "ScaleAI/HSS"
 DEFAULT_REVISION = "main"
 DEFAULT_EPOCHS = 3
 DEFAULT_JUDGE_RETRIES = 2
+DEFAULT_PERTURBER_RETRIES = 2
 
 Condition = Literal["standard", "blind", "oracle", "agentic"]
 CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")

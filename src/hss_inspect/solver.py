@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ async def media_turn(
             frames = frame_settings_for(media, str(state.model))
             content, details = await frames_content(path, frames, media.frame_bytes_budget)
     except MediaError as exc:
-        raise MediaError(f"task {task_id}: {exc}; check or replace {media_path}") from exc
+        raise type(exc)(f"task {task_id}: {exc}; {exc.remedy} ({media_path})") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))
     return content, {**record, **details}
 
@@ -185,6 +186,8 @@ def frames_record(video: SampledVideo, settings: FrameSettings) -> dict[str, Any
         "source_times": list(video.source_times),
         "frame_size": [video.width, video.height],
         "rotation": video.rotation,
+        # Declared duration, decodable span and slots lost when the clip's data ends early.
+        "truncation": asdict(video.truncation) if video.truncation else None,
         "bytes": sum(len(j) for j in video.jpegs),
         "frame_settings": settings.as_dict(),
     }

@@ -10,13 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver, generate
 
 from hss_inspect import options as opt
 from hss_inspect.agentic.loop import hss_agent
+from hss_inspect.audit.task import build_audit_task
 from hss_inspect.dataset import build_dataset
 from hss_inspect.errors import SetupError
 from hss_inspect.judge import judge_prompts
+from hss_inspect.labeler import DEFAULT_LABELER_RETRIES, failure_cause
 from hss_inspect.release import Release, open_release
 from hss_inspect.rows import OptionList, TaskRow, as_list, select_rows
 from hss_inspect.scorer import rubric_judge
@@ -28,6 +31,7 @@ from hss_inspect.settings import (
     DEFAULT_FRAMES,
     DEFAULT_JUDGE_RETRIES,
     DEFAULT_MEDIA,
+    DEFAULT_PERTURBER_RETRIES,
     DEFAULT_REVISION,
     MEDIA_CHOICES,
     NATIVE_VIDEO_CHOICES,
@@ -63,6 +67,8 @@ def hss(
     agent_window_fps: float = DEFAULT_AGENT.window_fps,
     agent_window_frames: int = DEFAULT_AGENT.window_max_frames,
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
+    labeler: bool = False,
+    labeler_retries: int = DEFAULT_LABELER_RETRIES,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     condition = opt.choice("condition", condition, CONDITIONS)
@@ -85,7 +91,11 @@ def hss(
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(condition, release, media_settings, agent),
-        scorer=rubric_judge(retries=retries),
+        scorer=scorers(
+            retries,
+            opt.choice("labeler", labeler, ("true", "false")) == "true",
+            opt.whole_number("labeler_retries", labeler_retries, 0),
+        ),
         epochs=Epochs(DEFAULT_EPOCHS, "mean"),
         version=comparability_version(),
         metadata={
@@ -149,6 +159,14 @@ def hss_oracle(**kwargs: Any) -> Task:
     return hss(**{"condition": "oracle", **kwargs})
 
 
+def scorers(judge_retries: int, labeler: bool, labeler_retries: int) -> list[Scorer]:
+    """The rubric judge, then (optionally) the failure-cause labeller, which reads its score."""
+    chosen = [rubric_judge(retries=judge_retries)]
+    if labeler:
+        chosen.append(failure_cause(retries=labeler_retries))
+    return chosen
+
+
 def media_settings_from(
     fps: Any,
     max_frames: Any,
@@ -196,3 +214,29 @@ def conditioned_solver(
     if condition == "agentic":
         return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
     return [hss_input(release, media, condition), generate()]
+
+
+@task
+def hss_judge_audit(
+    dataset: str = DEFAULT_DATASET,
+    revision: str = DEFAULT_REVISION,
+    media: str = "all",
+    domains: OptionList = None,
+    subdomains: OptionList = None,
+    kinds: OptionList = None,
+    sample_tasks: int | None = None,
+    judge_retries: int = DEFAULT_JUDGE_RETRIES,
+    perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
+) -> Task:
+    """The judge audit: answers with verdicts known by construction, graded by the `grader`."""
+    return build_audit_task(
+        dataset,
+        revision,
+        media,
+        domains,
+        subdomains,
+        kinds,
+        sample_tasks,
+        judge_retries,
+        perturber_retries,
+    )

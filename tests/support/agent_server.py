@@ -3,13 +3,16 @@
 Run as `python agent_server.py PORT_FILE LOG_FILE` (as `scripted_server.py`, whose judge
 it reuses). Models:
 
-- `agent`: follows the script named by the `[AGENT-...]` word in the question; step k
-  of the script answers a request holding k assistant messages. A step is a tool call
-  (with some text beside it) or a plain text reply. Every reply reports 5 output tokens,
-  3 of them reasoning.
+- `agent` (any other model name): follows the script named by the `[AGENT-...]` word
+  in the question; step k of the script answers a request holding k assistant
+  messages. A step is a tool call (with some text beside it) or a plain text reply.
+  A question without a script, `[WORDS]` or `[WORDS|AGENT:OTHER]`, gets the text reply
+  "My answer is WORDS (MODEL)." (OTHER instead when tools are offered; EMPTY gives an
+  empty reply). Every reply reports 5 output tokens, 3 of them reasoning.
 - `judge`: the judge of `scripted_server.py` (grades by PASS / FAIL in the answer).
-- `labeler`: replies with the cause written in the answer as `CAUSE=<id>`; `CAUSE=GARBLE`
-  is never readable, `CAUSE=ONCE-GARBLED` is readable only when re-asked.
+- `labeler`: replies with the cause written in the answer as `CAUSE=<id>`; `CAUSE=NONSENSE`
+  is never readable, `CAUSE=ONCE-NONSENSE` is readable only when re-asked (then
+  missed_cue), `CAUSE=BY-MODEL` names the cause `BY_MODEL` gives the answering model.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ except ImportError:
     from tests.support.scripted_server import _ANSWER, _text_parts, judge_reply
 
 _SCRIPT = re.compile(r"\[(AGENT-[A-Z]+)\]")
+_WORDS = re.compile(r"\[([^\]]+)\]")
+_MODEL_TAG = re.compile(r"\((m\d)\)")
+BY_MODEL = {"m1": "motive", "m2": "motive", "m3": "motive", "m4": "missed_cue", "m5": "missed_cue"}
 _CAUSE = re.compile(r"CAUSE=([A-Za-z_-]+)")
 _log_lock = threading.Lock()
 
@@ -73,9 +79,20 @@ def _first_user_text(messages: list[dict[str, Any]]) -> str:
     return next(_text_parts(m) for m in messages if m.get("role") == "user")
 
 
-def agent_message(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    found = _SCRIPT.search(_first_user_text(messages))
-    script = SCRIPTS[found.group(1)] if found else SCRIPTS["AGENT-TEXT"]
+def plain_answer(question: str, model: str, agentic: bool) -> str:
+    found = _WORDS.search(question)
+    words = found.group(1) if found else "FAIL"
+    single, _, agent = words.partition("|AGENT:")
+    chosen = agent if agentic and agent else single
+    return "" if chosen == "EMPTY" else f"My answer is {chosen} ({model})."
+
+
+def agent_message(messages: list[dict[str, Any]], model: str, agentic: bool) -> dict[str, Any]:
+    question = _first_user_text(messages)
+    found = _SCRIPT.search(question)
+    if not found:
+        return {"role": "assistant", "content": plain_answer(question, model, agentic)}
+    script = SCRIPTS[found.group(1)]
     step_index = sum(1 for m in messages if m.get("role") == "assistant")
     step = script[min(step_index, len(script) - 1)]
     if "tool" not in step:
@@ -100,10 +117,13 @@ def labeler_reply(messages: list[dict[str, Any]]) -> str:
     found = _CAUSE.search(answer)
     cause = found.group(1) if found else "no_committed_answer"
     retrying = len(messages) > 2
-    if cause == "GARBLE" or (cause == "ONCE-GARBLED" and not retrying):
+    if cause == "NONSENSE" or (cause == "ONCE-NONSENSE" and not retrying):
         return "The main problem is hard to say."
-    if cause == "ONCE-GARBLED":
+    if cause == "ONCE-NONSENSE":
         cause = "missed_cue"
+    if cause == "BY-MODEL":
+        tag = _MODEL_TAG.search(answer)
+        cause = BY_MODEL[tag.group(1)] if tag else "unknown"
     return f'```json\n{{"cause": "{cause}", "explanation": "scripted"}}\n```'
 
 
@@ -122,7 +142,7 @@ class Handler(BaseHTTPRequestHandler):
         elif "labeler" in model:
             message = {"role": "assistant", "content": labeler_reply(messages)}
         else:
-            message = agent_message(messages)
+            message = agent_message(messages, model, bool(body.get("tools")))
         self._reply(model, message)
 
     def _reply(self, model: str, message: dict[str, Any]) -> None:

@@ -197,16 +197,18 @@ def write_video(
     frame_times: list[float] | None = None,
     options: dict[str, str] | None = None,
     numbered: bool = False,
+    container_options: dict[str, str] | None = None,
 ) -> list[float]:
     """Encode a synthetic clip; returns the presentation time of every frame written.
 
     With `frame_times` the clip has those (variable) frame times, on a 1/1000 s clock;
-    `numbered` draws each frame's index in it (see `index_frame`).
+    `numbered` draws each frame's index in it (see `index_frame`); `container_options`
+    go to the muxer (e.g. `{"movflags": "faststart"}`).
     """
     draw = index_frame if numbered else gradient_frame
     path.parent.mkdir(parents=True, exist_ok=True)
     times = frame_times or [i / fps for i in range(round(fps * seconds))]
-    with av.open(str(path), "w") as container:
+    with av.open(str(path), "w", options=dict(container_options or {})) as container:
         stream = container.add_stream(codec, rate=fps, options=dict(options or {}))
         stream.width, stream.height = size
         stream.pix_fmt = "yuv420p"

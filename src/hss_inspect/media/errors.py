@@ -1,5 +1,43 @@
-"""The one error type media preparation raises; callers add the task id."""
+"""The error types media preparation raises, and its time limit; callers add the task id."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 
 class MediaError(Exception):
     """A media file that cannot be read, decoded or brought within the limits."""
+
+    remedy = "check or replace the file"
+
+
+class MediaTimeout(MediaError):
+    """Preparing one media file took longer than its time limit."""
+
+    remedy = (
+        "raise the limit (-T media_timeout=SECONDS) or fill the cache ahead of the run "
+        "with `hss-inspect prepare`"
+    )
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A time limit on preparing one media file, checked between units of work.
+
+    Decoding runs in threads, which cannot be stopped from outside; checking between
+    packets stops the work itself, not only the wait for it.
+    """
+
+    seconds: float | None
+    started: float = field(default_factory=time.monotonic)
+
+    def check(self, path: Path) -> None:
+        if self.seconds is not None and time.monotonic() - self.started > self.seconds:
+            raise MediaTimeout(
+                f"{path}: preparing it took longer than the {self.seconds:g} s media time limit"
+            )
+
+
+NO_DEADLINE = Deadline(None)

@@ -4,6 +4,11 @@ f_eff = min(fps, max_frames / T), N = min(floor(fps * T), max_frames) >= 1, slot
 labelled i / f_eff seconds and shows the last decoded frame whose presentation time
 (counted from the first frame) is before (i + 1/2) / f_eff: the choice of ffmpeg's
 `fps` filter, which the reference harness used.
+
+A clip whose data ends before its declared duration T (a download cut short) gets
+only the slots that filter emits over the decodable data: it stops at the slot nearest
+the end of the last decodable frame, round(span * f_eff), where span runs from the
+first frame's start to the last decodable frame's end. The rate stays the one T gives.
 """
 
 from __future__ import annotations
@@ -25,10 +30,19 @@ _FLOOR_TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class FramePlan:
+    """Which slots a clip is sampled at.
+
+    `planned_frames` counts the slots over the decodable data (N, unless the data ends
+    early); `frames_dropped` the slots of N past that end; `slots` the ones kept after
+    thinning to an image cap.
+    """
+
     duration: float
     effective_fps: float
     planned_frames: int
     slots: tuple[int, ...]
+    frames_dropped: int = 0
+    decodable_span: float | None = None
 
     @property
     def timestamps(self) -> tuple[float, ...]:
@@ -44,18 +58,39 @@ class FramePlan:
         return len(self.slots) < self.planned_frames
 
 
-def plan_frames(duration: float, settings: FrameSettings) -> FramePlan:
-    """The slots a clip of `duration` seconds is sampled at under `settings`."""
+def plan_frames(
+    duration: float, settings: FrameSettings, decodable_span: float | None = None
+) -> FramePlan:
+    """The slots a clip of `duration` seconds is sampled at under `settings`.
+
+    `decodable_span` (seconds from the first frame to the end of the last decodable
+    one), when known, limits the slots to those the `fps` filter emits over that data.
+    """
     if not math.isfinite(duration) or duration < 0:
         raise ValueError(f"video duration must be a finite number >= 0, got {duration}")
     if duration > 0:
         effective_fps = min(settings.fps, settings.max_frames / duration)
     else:
         effective_fps = settings.fps
-    planned = math.floor(settings.fps * duration + _FLOOR_TOLERANCE)
-    planned = max(1, min(planned, settings.max_frames))
+    declared = math.floor(settings.fps * duration + _FLOOR_TOLERANCE)
+    declared = max(1, min(declared, settings.max_frames))
+    planned = declared
+    if decodable_span is not None:
+        # At least one frame, as for any clip, when any frame decodes at all.
+        planned = max(1, min(declared, slots_emitted(decodable_span, effective_fps)))
     kept = thin_uniformly(planned, settings.max_images or planned)
-    return FramePlan(duration, effective_fps, planned, tuple(kept))
+    return FramePlan(
+        duration, effective_fps, planned, tuple(kept), declared - planned, decodable_span
+    )
+
+
+def slots_emitted(span: float, effective_fps: float) -> int:
+    """How many frames the `fps` filter emits for data lasting `span` seconds.
+
+    At the end of its input the filter stops at the end time in output slots, rounded
+    to the nearest slot (halves up), as its timestamps are.
+    """
+    return math.floor(span * effective_fps + 0.5 + _FLOOR_TOLERANCE)
 
 
 def thin_uniformly(count: int, cap: int) -> list[int]:

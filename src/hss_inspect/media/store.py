@@ -24,14 +24,15 @@ import shutil
 import sys
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hss_inspect.media.errors import NO_DEADLINE, Deadline
 from hss_inspect.media.image import PreparedImage, prepare_image
 from hss_inspect.media.plan import FramePlan
-from hss_inspect.media.video import SampledVideo, decode_plan, sample_video
+from hss_inspect.media.video import SampledVideo, Truncation, decode_plan, sample_video_sweep
 from hss_inspect.settings import FrameSettings
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
@@ -40,7 +41,7 @@ FRAMES_BLOB = "frames.bin"
 IMAGE_MANIFEST = "image.json"
 IMAGE_DATA = "image.bin"
 # Bump when the frame choice or encoding changes, so old entries stop matching.
-FRAME_ALGORITHM_VERSION = 2
+FRAME_ALGORITHM_VERSION = 3  # 3: clips whose data ends early keep only decodable slots
 IMAGE_ALGORITHM_VERSION = 1
 _HASH_CHUNK = 4 * 1024 * 1024
 _SECTIONS = ("frames", "images", "hashes", "locks")
@@ -102,6 +103,7 @@ def manifest_of(video: SampledVideo, settings: FrameSettings, video_sha256: str)
         "width": video.width,
         "height": video.height,
         "rotation": video.rotation,
+        "truncation": asdict(video.truncation) if video.truncation else None,
         "video_sha256": video_sha256,
         "settings": settings.as_dict(),
         "frame_bytes": [len(j) for j in video.jpegs],
@@ -147,20 +149,57 @@ def read_frames(folder: Path) -> SampledVideo | None:
             width=manifest["width"],
             height=manifest["height"],
             rotation=manifest["rotation"],
+            truncation=Truncation(**manifest["truncation"]) if manifest["truncation"] else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def cached_sample_video(
-    path: Path, settings: FrameSettings, video_sha256: str | None = None, root: Path | None = None
+    path: Path,
+    settings: FrameSettings,
+    video_sha256: str | None = None,
+    root: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> SampledVideo:
     """Frames of `path` from the cache, sampling and storing them on a miss."""
+    return cached_sample_videos(path, [settings], video_sha256, root, deadline)[0]
+
+
+def cached_sample_videos(
+    path: Path,
+    sweep: Sequence[FrameSettings],
+    video_sha256: str | None = None,
+    root: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
+) -> list[SampledVideo]:
+    """Frames of `path` under each settings of `sweep`: cached ones are read, the rest
+    sampled in one decode of the clip and stored, entry by entry as if made alone."""
     root = root or cache_root()
     digest = video_sha256 or remembered_sha256(path, root)
-    return _cached_frames(
-        root, frames_key(digest, settings), lambda: sample_video(path, settings), settings, digest
-    )
+    entries = {settings: root / "frames" / frames_key(digest, settings) for settings in sweep}
+    ready = _read_entries(entries)
+    if len(ready) < len(entries):
+        missing = sorted(entries.keys() - ready.keys(), key=lambda s: entries[s].name)
+        # Locks taken in key order, so two processes with overlapping sweeps cannot deadlock.
+        with _locked_all(root, [entries[s].name for s in missing]):
+            # Another process may have finished some entries while we waited.
+            ready.update(_read_entries({s: entries[s] for s in missing}))
+            still = [s for s in missing if s not in ready]
+            sampled = sample_video_sweep(path, still, deadline) if still else []
+            for settings, video in zip(still, sampled, strict=True):
+                _store_frames(entries[settings], video, manifest_of(video, settings, digest))
+                ready[settings] = video
+    return [ready[settings] for settings in sweep]
+
+
+def _read_entries(entries: dict[FrameSettings, Path]) -> dict[FrameSettings, SampledVideo]:
+    found = {settings: read_frames(entry) for settings, entry in entries.items()}
+    return {settings: video for settings, video in found.items() if video is not None}
+
+
+def _store_frames(entry: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
+    _replace_entry(entry, lambda staging: _write_entry(staging, video, manifest))
 
 
 def plan_key(video_sha256: str, settings: FrameSettings, plan: FramePlan) -> str:
@@ -289,6 +328,14 @@ def _write_atomically(target: Path, data: bytes) -> None:
     with os.fdopen(handle, "wb") as out:
         out.write(data)
     os.replace(temporary, target)
+
+
+@contextlib.contextmanager
+def _locked_all(root: Path, keys: Sequence[str]) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for key in keys:
+            stack.enter_context(_locked(root, key))
+        yield
 
 
 @contextlib.contextmanager

@@ -8,8 +8,12 @@ it does not need, and converts, scales (in the decoder's pixel pipeline) and enc
 only the frames the plan keeps. Memory stays at a few frames whatever the clip length.
 
 If anything about the clip defeats that (packets without timestamps, a decoder that
-labels frames differently from their packets), every frame is decoded in order and the
-same rule is applied to the decoded frames: slower, never different.
+labels frames differently from their packets, damaged packets), every frame is decoded
+in order and the same rule is applied to the decoded frames: slower, never different.
+
+Damaged data is handled as the `ffmpeg` program handles it: a packet that does not
+decode is skipped, a read error ends the input, and a clip whose data ends early is
+sampled only over the frames that decode (see `plan.slots_emitted`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import bisect
 import io
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,7 +32,7 @@ from typing import Literal
 import av
 from PIL import Image
 
-from hss_inspect.media.errors import MediaError
+from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
 from hss_inspect.media.plan import FramePlan, last_before, plan_frames, select_per_boundary
 from hss_inspect.settings import FrameSettings
 
@@ -45,8 +49,21 @@ _SKIPS_PER_PACKET = {"h264", "hevc", "vp9"}
 
 
 @dataclass(frozen=True)
+class Truncation:
+    """A clip whose data ends before its declared duration, and what that cost."""
+
+    declared_duration: float
+    decodable_duration: float
+    frames_dropped: int
+
+
+@dataclass(frozen=True)
 class SampledVideo:
-    """The frames a model receives for one clip, and how they were chosen."""
+    """The frames a model receives for one clip, and how they were chosen.
+
+    `duration` is the one the model is told: the declared duration, or for a clip whose
+    data ends early, the decodable span its frames come from (`truncation` says so).
+    """
 
     duration: float
     effective_fps: float
@@ -57,6 +74,7 @@ class SampledVideo:
     width: int
     height: int
     rotation: int
+    truncation: Truncation | None = None
 
     @property
     def thinned(self) -> bool:
@@ -71,6 +89,7 @@ class PacketIndex:
     pts: tuple[int, ...]
     keyframes: tuple[int, ...]
     end: int  # the latest packet's end: presentation time plus duration
+    damaged: bool = False  # a packet cut short or a read error: only decoding tells more
 
     @property
     def span(self) -> float:
@@ -92,12 +111,48 @@ def _video_stream(container: av.container.InputContainer, path: Path) -> av.Vide
 
 def probe_duration(path: Path) -> float:
     """Clip duration in seconds: the container's, else the stream's, else from its packets."""
-    with av.open(str(path)) as container:
-        declared = _declared_duration(container, _video_stream(container, path))
-    if declared is not None:
-        return declared
-    index = read_packet_index(path)
+    try:
+        with av.open(str(path)) as container:
+            declared = _declared_duration(container, _video_stream(container, path))
+        if declared is not None:
+            return declared
+        index = read_packet_index(path)
+    except av.FFmpegError as exc:
+        raise unreadable(path, exc) from exc
     return index.span if index is not None else 0.0
+
+
+def unreadable(path: Path, exc: av.FFmpegError) -> MediaError:
+    """The error for a clip the demuxer or decoder refuses, with what the bytes suggest."""
+    hint = cut_short_hint(path)
+    return MediaError(f"{path}: cannot decode video ({exc}){hint}")
+
+
+def cut_short_hint(path: Path) -> str:
+    """'; ...' when the file's top-level MP4/MOV boxes end past the end of the file."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            if handle.read(8)[4:8] != b"ftyp":
+                return ""
+            offset = 0
+            while offset + 8 <= size:
+                handle.seek(offset)
+                header = handle.read(16)
+                box = int.from_bytes(header[:4], "big")
+                if box == 1 and len(header) >= 16:
+                    box = int.from_bytes(header[8:16], "big")
+                if box < 8:
+                    return ""  # 0: box runs to the end of the file; else not a box
+                offset += box
+    except OSError:
+        return ""
+    if offset <= size:
+        return ""
+    return (
+        f"; the file is cut short: its boxes need {offset} bytes and it has {size} "
+        "(an interrupted download or copy? fetch it again)"
+    )
 
 
 def _declared_duration(
@@ -110,59 +165,135 @@ def _declared_duration(
     return None
 
 
-def read_packet_index(path: Path) -> PacketIndex | None:
+def read_packet_index(path: Path, deadline: Deadline = NO_DEADLINE) -> PacketIndex | None:
     """The clip's packet times and keyframes, or None when some packet has no timestamp."""
     times: list[int] = []
     keys: list[int] = []
     end = 0
+    damaged = False
     with av.open(str(path)) as container:
         stream = _video_stream(container, path)
-        for packet in container.demux(stream):
+        packets = _PacketReader(container, stream)
+        for packet in packets:
+            deadline.check(path)
             if packet.size == 0:
                 continue  # the demuxer's end-of-stream marker
             if packet.pts is None or stream.time_base is None:
                 return None
             if packet.is_discard:
                 continue
+            damaged = damaged or packet.is_corrupt
             times.append(packet.pts)
             end = max(end, packet.pts + (packet.duration or 0))
             if packet.is_keyframe:
                 keys.append(packet.pts)
+        damaged = damaged or packets.failed
         if not times or not keys or stream.time_base is None:
             return None
-        return PacketIndex(stream.time_base, tuple(sorted(times)), tuple(sorted(keys)), end)
+        return PacketIndex(
+            stream.time_base, tuple(sorted(times)), tuple(sorted(keys)), end, damaged
+        )
 
 
-def sample_video(path: Path, settings: FrameSettings) -> SampledVideo:
+class _PacketReader:
+    """The stream's packets up to the end of the file or the first read error.
+
+    A read error ends the input, as it does for the ffmpeg program, and sets `failed`.
+    The demuxer's empty end-of-stream packet does not come after an error, so a caller
+    that decodes flushes its decoder itself.
+    """
+
+    def __init__(self, container: av.container.InputContainer, stream: av.VideoStream) -> None:
+        self._packets = container.demux(stream)
+        self.failed = False
+
+    def __iter__(self) -> Iterator[av.Packet[av.VideoStream]]:
+        while True:
+            try:
+                packet = next(self._packets)
+            except StopIteration:
+                return
+            except av.FFmpegError:
+                self.failed = True
+                return
+            yield packet
+
+
+def sample_video(
+    path: Path, settings: FrameSettings, deadline: Deadline = NO_DEADLINE
+) -> SampledVideo:
     """Probe, plan and decode `path` into the frames `settings` asks for."""
+    return sample_video_sweep(path, [settings], deadline)[0]
+
+
+def sample_video_sweep(
+    path: Path, sweep: Sequence[FrameSettings], deadline: Deadline = NO_DEADLINE
+) -> list[SampledVideo]:
+    """The frames of `path` under each of `sweep`'s settings, decoding the clip once.
+
+    Plans that share a frame size and JPEG quality are decoded together: the union of
+    the source frames they need is decoded, scaled and encoded once, so each result is
+    byte-identical to sampling with its settings alone.
+    """
     try:
         with av.open(str(path)) as container:
             declared = _declared_duration(container, _video_stream(container, path))
         # Reading the index costs a demux pass (a few percent of a decode); it pays for
         # itself on every plan by the non-reference frames it lets the decoder skip.
-        index = read_packet_index(path)
+        index = read_packet_index(path, deadline)
         duration = declared if declared is not None else (index.span if index else 0.0)
-        return _decode_plan(path, plan_frames(duration, settings), settings, index)
+        results: dict[FrameSettings, SampledVideo] = {}
+        for group in _by_encoding(sweep):
+            sampled = _sample_group(path, duration, group, index, deadline)
+            results.update(zip(group, sampled, strict=True))
+        return [results[settings] for settings in sweep]
     except av.FFmpegError as exc:
-        raise MediaError(f"{path}: cannot decode video ({exc})") from exc
+        raise unreadable(path, exc) from exc
 
 
-def decode_plan(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
-    """Decode the frames of a plan made elsewhere (a window of the clip, one frame)."""
-    try:
-        return _decode_plan(path, plan, settings, read_packet_index(path))
-    except av.FFmpegError as exc:
-        raise MediaError(f"{path}: cannot decode video ({exc})") from exc
+def _by_encoding(sweep: Iterable[FrameSettings]) -> list[list[FrameSettings]]:
+    groups: dict[tuple[int, int], list[FrameSettings]] = {}
+    for settings in dict.fromkeys(sweep):
+        groups.setdefault((settings.frame_side, settings.jpeg_quality), []).append(settings)
+    return list(groups.values())
 
 
-def _decode_plan(
-    path: Path, plan: FramePlan, settings: FrameSettings, index: PacketIndex | None
-) -> SampledVideo:
-    if index is not None:
-        sampled = _decode_indexed(path, plan, settings, index)
+def _sample_group(
+    path: Path,
+    duration: float,
+    group: Sequence[FrameSettings],
+    index: PacketIndex | None,
+    deadline: Deadline,
+) -> list[SampledVideo]:
+    if index is not None and not index.damaged:
+        plans = [plan_frames(duration, settings, index.span) for settings in group]
+        sampled = _decode_indexed_many(path, plans, group[0], index, deadline)
         if sampled is not None:
             return sampled
-    return _decode_streaming(path, plan, settings)
+    damaged = index is not None and index.damaged
+    return [
+        _decode_streaming(path, plan_frames(duration, settings), settings, deadline, damaged)
+        for settings in group
+    ]
+
+
+def decode_plan(
+    path: Path, plan: FramePlan, settings: FrameSettings, deadline: Deadline = NO_DEADLINE
+) -> SampledVideo:
+    """Decode the frames of a plan made elsewhere (a window of the clip, one frame).
+
+    The plan is taken as given: its slots are not cut to the decodable data.
+    """
+    try:
+        index = read_packet_index(path, deadline)
+        if index is not None and not index.damaged:
+            sampled = _decode_indexed(path, plan, settings, index, deadline)
+            if sampled is not None:
+                return sampled
+        damaged = index is not None and index.damaged
+        return _decode_streaming(path, plan, settings, deadline, damaged, whole_clip=False)
+    except av.FFmpegError as exc:
+        raise unreadable(path, exc) from exc
 
 
 class _FrameEncoder:
@@ -204,8 +335,13 @@ class _FrameEncoder:
 def _result(
     plan: FramePlan, encoder: _FrameEncoder, jpegs: list[bytes], source_times: list[float]
 ) -> SampledVideo:
+    duration, truncation = plan.duration, None
+    if plan.frames_dropped and plan.decodable_span is not None:
+        # The model is told the span its frames come from, not a length it never sees.
+        duration = plan.decodable_span
+        truncation = Truncation(plan.duration, plan.decodable_span, plan.frames_dropped)
     return SampledVideo(
-        duration=plan.duration,
+        duration=duration,
         effective_fps=plan.effective_fps,
         planned_frames=plan.planned_frames,
         timestamps=plan.timestamps,
@@ -214,30 +350,51 @@ def _result(
         width=encoder.size[0],
         height=encoder.size[1],
         rotation=encoder.rotation,
+        truncation=truncation,
     )
 
 
 def _decode_indexed(
-    path: Path, plan: FramePlan, settings: FrameSettings, index: PacketIndex
+    path: Path,
+    plan: FramePlan,
+    settings: FrameSettings,
+    index: PacketIndex,
+    deadline: Deadline = NO_DEADLINE,
 ) -> SampledVideo | None:
-    """Decode only what the plan's frames need; None if the decoder did not deliver them.
+    sampled = _decode_indexed_many(path, [plan], settings, index, deadline)
+    return None if sampled is None else sampled[0]
+
+
+def _decode_indexed_many(
+    path: Path,
+    plans: Sequence[FramePlan],
+    settings: FrameSettings,
+    index: PacketIndex,
+    deadline: Deadline,
+) -> list[SampledVideo] | None:
+    """Decode only what the plans' frames need; None if the decoder did not deliver them.
 
     The wanted frames are split at keyframes into one run per core, each decoded by its
     own single-threaded decoder: the runs share no decoding work, and this keeps every
     core busy where frame threading stalls on chains of reference frames.
     """
     times = [index.seconds(p) for p in index.pts]
-    wanted = [index.pts[i] for i in last_before(times, plan.boundaries)]
-    unique = sorted(set(wanted))
+    wanted = [[index.pts[i] for i in last_before(times, plan.boundaries)] for plan in plans]
+    unique = sorted({pts for plan_wanted in wanted for pts in plan_wanted})
     runs = split_at_keyframes(unique, index, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="hss-decode") as pool:
-        parts = list(pool.map(lambda run: _decode_run(path, index, run, settings, len(runs)), runs))
+        parts = list(
+            pool.map(lambda run: _decode_run(path, index, run, settings, len(runs), deadline), runs)
+        )
     encoded = {pts: jpeg for part in parts for pts, jpeg in part.jpegs.items()}
     if len(encoded) != len(unique):
         return None
-    return _result(
-        plan, parts[0].encoder, [encoded[p] for p in wanted], [index.seconds(p) for p in wanted]
-    )
+    return [
+        _result(
+            plan, parts[0].encoder, [encoded[p] for p in chosen], [index.seconds(p) for p in chosen]
+        )
+        for plan, chosen in zip(plans, wanted, strict=True)
+    ]
 
 
 def split_at_keyframes(wanted: Sequence[int], index: PacketIndex, parts: int) -> list[list[int]]:
@@ -272,7 +429,12 @@ class _RunResult:
 
 
 def _decode_run(
-    path: Path, index: PacketIndex, run: list[int], settings: FrameSettings, runs: int
+    path: Path,
+    index: PacketIndex,
+    run: list[int],
+    settings: FrameSettings,
+    runs: int,
+    deadline: Deadline,
 ) -> _RunResult:
     with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
         stream = _video_stream(container, path)
@@ -282,7 +444,9 @@ def _decode_run(
             stream.thread_type = "AUTO"
         pending = {
             pts: encoder.submit(frame)
-            for pts, frame in _wanted_frames(container, stream, index, run)
+            for pts, frame in _wanted_frames(
+                container, stream, index, run, lambda: deadline.check(path)
+            )
         }
         return _RunResult({pts: future.result() for pts, future in pending.items()}, encoder)
 
@@ -292,6 +456,7 @@ def _wanted_frames(
     stream: av.VideoStream,
     index: PacketIndex,
     wanted: Sequence[int],
+    check_time: Callable[[], None],
 ) -> Iterator[tuple[int, av.VideoFrame]]:
     """Decoded frames whose timestamps are in `wanted` (sorted), in order.
 
@@ -310,7 +475,8 @@ def _wanted_frames(
         container.seek(start, stream=stream, backward=True, any_frame=False)
         current_keyframe = start
         jumped = False
-        for packet in container.demux(stream):
+        for packet in _PacketReader(container, stream):
+            check_time()
             is_flush = packet.size == 0
             if not is_flush:
                 if packet.pts is None or packet.pts < start:
@@ -321,7 +487,7 @@ def _wanted_frames(
                     current_keyframe = packet.pts
             wanted_here = is_flush or packet.pts in wanted_set
             context.skip_frame = "DEFAULT" if wanted_here else skip_unwanted
-            for frame in packet.decode():
+            for frame in _decoded(packet):
                 if frame.pts in wanted_set:
                     yield frame.pts, frame
                     while next_wanted < len(wanted) and wanted[next_wanted] <= frame.pts:
@@ -335,44 +501,119 @@ def _wanted_frames(
             return  # end of stream: what was not delivered makes the caller fall back
 
 
-def _decode_streaming(path: Path, plan: FramePlan, settings: FrameSettings) -> SampledVideo:
-    """Decode every frame in order and keep the last one before each slot's boundary."""
-    pending: list[Future[bytes]] = []
-    source_times: list[float] = []
-    last: tuple[float, Future[bytes]] | None = None
+def _decoded(packet: av.Packet[av.VideoStream]) -> list[av.VideoFrame]:
+    """The packet's frames; none when it does not decode (the ffmpeg program skips it too)."""
+    try:
+        return packet.decode()
+    except av.FFmpegError:
+        return []
+
+
+@dataclass
+class _Picked:
+    """One decoding pass's choice: (source time, JPEG) per kept slot of its plan."""
+
+    frames: list[tuple[float, bytes]]
+    encoder: _FrameEncoder
+    span: float | None  # where the decodable data ended; None when it outlasts the plan
+
+
+def _decode_streaming(
+    path: Path,
+    plan: FramePlan,
+    settings: FrameSettings,
+    deadline: Deadline = NO_DEADLINE,
+    damaged: bool = False,
+    whole_clip: bool = True,
+) -> SampledVideo:
+    """Decode every frame in order and keep the last one before each slot's boundary.
+
+    For a whole-clip plan, where the decodable data ends is known only at the end of the
+    pass. When it leaves fewer slots than planned, the slots past it are dropped; a
+    second pass is needed only when thinning to an image cap then picks slots the first
+    pass did not keep.
+
+    A damaged clip is decoded without frame threading: a frame-threaded decoder reports
+    an error a few frames late and loses the frames still in flight, so what survives
+    would depend on the number of cores. Without it, every frame that decodes is kept
+    (the ffmpeg program's output with `-threads 1`).
+    """
+    picked = _stream_pass(path, plan, settings, deadline, damaged)
+    final = plan_frames(plan.duration, settings, picked.span) if whole_clip else plan
+    by_slot = dict(zip(plan.slots, picked.frames, strict=True))
+    if not set(final.slots) <= by_slot.keys():
+        picked = _stream_pass(path, final, settings, deadline, damaged)
+        by_slot = dict(zip(final.slots, picked.frames, strict=True))
+    chosen = [by_slot[slot] for slot in final.slots]
+    return _result(final, picked.encoder, [j for _, j in chosen], [t for t, _ in chosen])
+
+
+def _stream_pass(
+    path: Path, plan: FramePlan, settings: FrameSettings, deadline: Deadline, damaged: bool
+) -> _Picked:
+    pending: list[tuple[float, Future[bytes]]] = []
     with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
         stream = _video_stream(container, path)
-        stream.thread_type = "AUTO"
-        for _, time, frame in select_per_boundary(
-            _timed_frames(container, stream), plan.boundaries
-        ):
-            if last is None or last[0] != time:
-                last = (time, encoder.submit(frame))
-            pending.append(last[1])
-            source_times.append(time)
-        jpegs = [future.result() for future in pending]
-    if not jpegs:
-        raise MediaError(f"{path}: no decodable video frames")
-    return _result(plan, encoder, jpegs, source_times)
+        stream.thread_type = "SLICE" if damaged else "AUTO"
+        timed = _TimedFrames(container, stream, lambda: deadline.check(path))
+        for _, time, frame in select_per_boundary(timed, plan.boundaries):
+            if not pending or pending[-1][0] != time:
+                pending.append((time, encoder.submit(frame)))
+            else:
+                pending.append(pending[-1])
+        frames = [(time, future.result()) for time, future in pending]
+    if not frames:
+        raise MediaError(f"{path}: no decodable video frames{cut_short_hint(path)}")
+    return _Picked(frames, encoder, timed.end if timed.finished else None)
 
 
-def _timed_frames(
-    container: av.container.InputContainer, stream: av.VideoStream
-) -> Iterator[tuple[float, av.VideoFrame]]:
-    """Decoded frames with their presentation time counted from the first frame."""
-    time_base = stream.time_base or Fraction(1, 1)
-    first: int | None = None
-    fallback_step = 1 / float(stream.guessed_rate or stream.average_rate or 25)
-    previous = 0.0
-    for frame in container.decode(stream):
-        if frame.pts is None:
-            previous += fallback_step
-            yield previous, frame
-            continue
-        if first is None:
-            first = frame.pts
-        previous = float((frame.pts - first) * time_base)
-        yield previous, frame
+class _TimedFrames:
+    """Decoded frames with their presentation time counted from the first frame.
+
+    Packets that do not decode are skipped and a read error ends the input, as in the
+    ffmpeg program. Once iterated to the end, `finished` is set and `end` is where the
+    decodable data ends: the last frame's time plus its duration.
+    """
+
+    def __init__(
+        self,
+        container: av.container.InputContainer,
+        stream: av.VideoStream,
+        check_time: Callable[[], None],
+    ) -> None:
+        self._container, self._stream, self._check_time = container, stream, check_time
+        self._time_base = stream.time_base or Fraction(1, 1)
+        self._step = 1 / float(stream.guessed_rate or stream.average_rate or 25)
+        self._first: int | None = None
+        self.end = 0.0
+        self.finished = False
+
+    def __iter__(self) -> Iterator[tuple[float, av.VideoFrame]]:
+        packets = _PacketReader(self._container, self._stream)
+        for packet in packets:
+            self._check_time()
+            yield from self._timed(_decoded(packet))
+        if packets.failed:  # no end-of-stream packet follows a read error: flush here
+            yield from self._timed(self._flushed())
+        self.finished = True
+
+    def _flushed(self) -> list[av.VideoFrame]:
+        try:
+            return self._stream.codec_context.decode(None)
+        except av.FFmpegError:
+            return []
+
+    def _timed(self, frames: Iterable[av.VideoFrame]) -> Iterator[tuple[float, av.VideoFrame]]:
+        for frame in frames:
+            if frame.pts is None:
+                time = self.end
+            else:
+                if self._first is None:
+                    self._first = frame.pts
+                time = float((frame.pts - self._first) * self._time_base)
+            duration = float(frame.duration * self._time_base) if frame.duration else self._step
+            self.end = time + duration
+            yield time, frame
 
 
 def _scaled_image(frame: av.VideoFrame, side: int, rotation: int) -> Image.Image:

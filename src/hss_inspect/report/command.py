@@ -6,12 +6,16 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from hss_inspect.audit.report import is_audit_log, render_audit
+from hss_inspect.causes import taxonomy
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
 from hss_inspect.report.compare import compare_runs
+from hss_inspect.report.failure_render import failures_markdown
+from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.paper import published_rows
 from hss_inspect.report.parsers import FORMATS
-from hss_inspect.report.records import LogError, read_logs
+from hss_inspect.report.records import LogError, find_logs, read_logs
 from hss_inspect.report.render import (
     agreement_markdown,
     clean_nan,
@@ -28,7 +32,14 @@ from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, pri
 
 
 def report_command(args: argparse.Namespace) -> int:
-    _, records = read_logs(args.logs)
+    paths = find_logs(args.logs)
+    audits = [p for p in paths if is_audit_log(p)]
+    if audits:
+        _audit(args, audits)
+        paths = [p for p in paths if p not in audits]
+        if not paths:
+            return 0
+    _, records = read_logs(paths)
     runs = runs_of(records)
     if args.sweep:
         return _sweep(args, runs)
@@ -57,6 +68,15 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"hss-inspect report: wrote the report and its plots to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
     return 0
+
+
+def _audit(args: argparse.Namespace, paths: list[str]) -> None:
+    """Judge-audit logs get the audit tables (hss_inspect.audit.report), not a leaderboard."""
+    text = render_audit(paths, args.format)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"audit.{args.format}").write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
 
 
 def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
@@ -93,10 +113,19 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def failures_command(args: argparse.Namespace) -> int:
+    causes = taxonomy()
+    result = clean_nan(failure_analysis(primary_runs(runs_of(read_logs(args.logs)[1])), causes))
+    text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
+    sys.stdout.write(text)
+    return 0
+
+
 COMMANDS = {
     "report": report_command,
     "agreement": agreement_command,
     "compare": compare_command,
+    "failures": failures_command,
 }
 
 ERRORS = (LogError, SweepError)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 SWEEPS: tuple[str, ...] = ("effort", "frames")
-REPORT_COMMANDS: tuple[str, ...] = ("report", "agreement", "compare")
+REPORT_COMMANDS: tuple[str, ...] = ("report", "agreement", "compare", "failures")
 FORMATS = ("md", "csv", "json", "html")
 
 
@@ -34,3 +34,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
     compare.add_argument("log_a")
     compare.add_argument("log_b")
     compare.add_argument("--format", choices=("md", "json"), default="md")
+    failures = commands.add_parser(
+        "failures",
+        help="failure causes (needs failure_cause labels) and agentic against single-call",
+    )
+    failures.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
+    failures.add_argument("--format", choices=("md", "json"), default="md")

@@ -83,6 +83,10 @@ class AttemptRecord:
     verdicts: tuple[CriterionVerdict, ...] = ()
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
+    # The failure-cause labeller's label of this attempt (None: not labelled), and the
+    # number of model calls of an agentic conversation (None: a single call).
+    cause: str | None = None
+    agent_steps: int | None = None
 
     @property
     def graded(self) -> bool:
@@ -136,13 +140,14 @@ def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptR
 def read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
     """One log's header and its attempt records (samples are streamed, images skipped)."""
     header = read_eval_log(path, header_only=True)
-    samples = list(_samples(path))
+    samples = list(read_samples(path))
     info = log_info(header, path, samples)
     records = [r for sample in samples for r in records_of_sample(info, sample)]
     return info, records
 
 
-def _samples(path: str) -> Iterator[EvalSample]:
+def read_samples(path: str) -> Iterator[EvalSample]:
+    """The samples of a log without messages, events or images (streamed)."""
     try:
         yield from read_eval_log_samples(
             path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
@@ -268,7 +273,17 @@ def _record(
         verdicts=_verdicts(score_meta),
         output_tokens=output_tokens,
         reasoning_tokens=reasoning_tokens,
+        cause=cause_of(sample),
+        agent_steps=_int_or_none((meta.get("agent") or {}).get("steps")),
     )
+
+
+def cause_of(sample: EvalSample) -> str | None:
+    """The failure-cause label of the attempt: the score carrying a taxonomy version."""
+    for score in (sample.scores or {}).values():
+        if "taxonomy_version" in (score.metadata or {}) and isinstance(score.value, str):
+            return score.value
+    return None
 
 
 def _flag(value: dict[str, Any], metadata: dict[str, Any], key: str) -> bool:

@@ -1,0 +1,1 @@
+"""The judge audit: known answers graded by the production judge (task `hss_judge_audit`)."""

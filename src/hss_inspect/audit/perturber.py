@@ -1,0 +1,186 @@
+"""The perturber: the model bound to the role `perturber` rewrites a reference answer.
+
+Rendering its request and reading its reply are pure; `perturb` is the thin loop that
+calls the model and re-asks a bounded number of times. A reply is read strictly (one
+JSON object with exactly `variant` and `target`, optionally in one fenced block): a
+reply that cannot be used is never repaired or guessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from string import Template
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Model,
+)
+
+from hss_inspect.audit.kinds import KIND_BY_NAME, PERTURBER_KINDS, Expectation
+from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
+from hss_inspect.judge import render_criteria
+from hss_inspect.rows import Criterion
+
+PERTURBER_ROLE = "perturber"
+_ONLY_FENCED_BLOCK = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n\s*```\Z", re.DOTALL)
+
+
+class UnusableReply(ValueError):
+    """A perturber reply that cannot be used; the message says why (sent back on re-ask)."""
+
+
+@dataclass(frozen=True)
+class PerturberPrompts:
+    system: str
+    user: Template
+    retry: Template
+    kinds: dict[str, str]
+
+    def sha256(self, kind: str) -> str:
+        """Fingerprint of everything the perturber is told for this kind."""
+        text = "\n".join([self.system, self.user.template, self.retry.template, self.kinds[kind]])
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@cache
+def perturber_prompts(filename: str = AUDIT_FILE) -> PerturberPrompts:
+    section = audit_data(filename)["perturber"]
+    kinds = {str(k): str(v).strip() for k, v in section["kinds"].items()}
+    if set(kinds) != set(PERTURBER_KINDS):
+        raise ValueError(
+            f"scorers/{filename}: perturber.kinds must describe exactly "
+            f"{', '.join(PERTURBER_KINDS)}, not {', '.join(sorted(kinds))}"
+        )
+    return PerturberPrompts(
+        system=str(section["system"]).strip(),
+        user=Template(str(section["user"]).strip()),
+        retry=Template(str(section["retry"]).strip()),
+        kinds=kinds,
+    )
+
+
+def render_perturber_request(
+    prompts: PerturberPrompts,
+    kind: str,
+    question: str,
+    media_type: str,
+    reference: str,
+    criteria: Sequence[Criterion],
+) -> str:
+    return prompts.user.substitute(
+        media_type=media_type,
+        question=question,
+        reference=reference,
+        criteria=render_criteria(criteria),
+        kind=kind,
+        instructions=prompts.kinds[kind],
+    )
+
+
+def target_rule(kind: str, criteria: Sequence[Criterion]) -> str:
+    if KIND_BY_NAME[kind].expectation is Expectation.TARGET_UNMET:
+        return "the id of the criterion made unmet, one of " + ", ".join(
+            json.dumps(c.id) for c in criteria
+        )
+    return "null"
+
+
+def render_perturber_retry(
+    prompts: PerturberPrompts, kind: str, problem: str, criteria: Sequence[Criterion]
+) -> str:
+    return prompts.retry.substitute(problem=problem, target_rule=target_rule(kind, criteria))
+
+
+def parse_perturber_reply(
+    text: str, kind: str, criteria: Sequence[Criterion], reference: str
+) -> tuple[str, str | None]:
+    """The variant text and its target from a reply, or UnusableReply naming the fault."""
+    payload = _strict_json_object(text)
+    if set(payload) != {"variant", "target"}:
+        raise UnusableReply(
+            'the object must have exactly the keys "variant" and "target", '
+            f"not {', '.join(sorted(payload)) or 'none'}"
+        )
+    variant, target = payload["variant"], payload["target"]
+    if not isinstance(variant, str) or not variant.strip():
+        raise UnusableReply('"variant" must be a non-empty string')
+    if _normalized(variant) == _normalized(reference):
+        raise UnusableReply('"variant" repeats the reference answer unchanged')
+    ids = [c.id for c in criteria]
+    if KIND_BY_NAME[kind].expectation is Expectation.TARGET_UNMET:
+        if not isinstance(target, str) or target not in ids:
+            raise UnusableReply(f'"target" must be one of the criterion ids {ids}, not {target!r}')
+    elif target is not None:
+        raise UnusableReply(f'"target" must be null for a {kind} rewrite, not {target!r}')
+    return variant.strip(), target
+
+
+def _strict_json_object(text: str) -> dict[str, object]:
+    stripped = text.strip()
+    fenced = _ONLY_FENCED_BLOCK.match(stripped)
+    body = fenced.group(1) if fenced else stripped
+    try:
+        loaded = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise UnusableReply(f"the reply is not one JSON object ({exc.msg})") from None
+    if not isinstance(loaded, dict):
+        raise UnusableReply("the reply is JSON but not an object")
+    return loaded
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@dataclass
+class Perturbation:
+    """What one perturber conversation gave: a variant, or None after the last re-ask."""
+
+    variant: Variant | None = None
+    replies: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+async def perturb(
+    model: Model,
+    prompts: PerturberPrompts,
+    kind: str,
+    question: str,
+    media_type: str,
+    reference: str,
+    criteria: Sequence[Criterion],
+    retries: int,
+) -> Perturbation:
+    """Ask for a variant; re-ask at most `retries` times, naming what was wrong."""
+    request = render_perturber_request(prompts, kind, question, media_type, reference, criteria)
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=prompts.system),
+        ChatMessageUser(content=request),
+    ]
+    result = Perturbation()
+    for attempt in range(retries + 1):
+        output = await model.generate(messages)
+        result.replies.append(output.completion)
+        try:
+            text, target = parse_perturber_reply(output.completion, kind, criteria, reference)
+        except UnusableReply as exc:
+            result.problems.append(str(exc))
+            if attempt < retries:
+                messages += [
+                    ChatMessageAssistant(content=output.completion),
+                    ChatMessageUser(
+                        content=render_perturber_retry(prompts, kind, str(exc), criteria)
+                    ),
+                ]
+            continue
+        result.variant = Variant(kind, text, target, str(model))
+        break
+    return result

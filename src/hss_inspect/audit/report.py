@@ -1,0 +1,402 @@
+"""Audit tables from judge-audit logs: one judge's errors, and two judges side by side.
+
+`hss-inspect report` hands audit logs here. Reading a log into `AuditRecord`s is a thin
+adapter over the report's log reader; the tables are pure functions of the records.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalSample, read_eval_log
+
+from hss_inspect.audit.kinds import KIND_BY_NAME, KIND_NAMES
+from hss_inspect.audit.tally import (
+    GRADING_FAILURE,
+    RATE_TITLES,
+    RATES,
+    SKIPPED,
+    Labelled,
+    Rate,
+    Tally,
+    grouped,
+    rates_of,
+    tally_of,
+    total,
+)
+from hss_inspect.judge import table_cell
+from hss_inspect.report.records import LogError, read_samples
+
+AUDIT_SCORER = "judge_audit"
+AUDIT_CONDITION = "judge_audit"
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One judging of one known answer (a sample-epoch of an audit log)."""
+
+    task_id: str
+    kind: str
+    media_type: str
+    subdomain: str
+    epoch: int
+    variant_sha256: str | None
+    expected: dict[str, bool] | None
+    judged: dict[str, bool] | None
+    titles: dict[str, str]
+    justifications: dict[str, str]
+
+    @property
+    def skipped(self) -> bool:
+        return self.expected is None
+
+    @property
+    def tally(self) -> Tally:
+        if self.expected is None:
+            return SKIPPED
+        if self.judged is None:
+            return GRADING_FAILURE
+        return tally_of(self.expected, self.judged)
+
+    def labelled(self) -> Labelled:
+        return Labelled(self.kind, self.media_type, self.subdomain, self.tally)
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    judge: str
+    perturber: str
+    path: str
+    records: list[AuditRecord]
+
+
+def is_audit_log(path: str | Path) -> bool:
+    """Whether a log is one of hss_inspect/hss_judge_audit (its header says so)."""
+    header = read_eval_log(str(path), header_only=True)
+    return (header.eval.metadata or {}).get("hss_condition") == AUDIT_CONDITION
+
+
+def read_audit_log(path: str | Path) -> AuditRun:
+    header = read_eval_log(str(path), header_only=True)
+    if (header.eval.metadata or {}).get("hss_condition") != AUDIT_CONDITION:
+        raise LogError(f"{path}: not a log of hss_inspect/hss_judge_audit")
+    samples = list(read_samples(str(path)))
+    records = [record_of(sample) for sample in samples]
+    perturbers = sorted(set(_perturber_models(samples)))
+    return AuditRun(
+        judge=_role_model((header.eval.model_roles or {}).get("grader")),
+        perturber=", ".join(perturbers) or "rule only",
+        path=str(path),
+        records=[r for r in records if r is not None],
+    )
+
+
+def _role_model(config: Any) -> str:
+    if isinstance(config, list):
+        config = config[0] if config else None
+    return str(getattr(config, "model", "")) or "(unknown)"
+
+
+def _perturber_models(samples: Iterable[EvalSample]) -> Iterable[str]:
+    for sample in samples:
+        perturber = (sample.metadata or {}).get("audit", {}).get("perturber")
+        if perturber:
+            yield str(perturber["model"])
+
+
+def record_of(sample: EvalSample) -> AuditRecord | None:
+    score = (sample.scores or {}).get(AUDIT_SCORER)
+    meta = sample.metadata or {}
+    if score is None or "audit" not in meta:
+        return None
+    audit = meta["audit"]
+    verdicts = (score.metadata or {}).get("verdicts")
+    return AuditRecord(
+        task_id=str(meta["task_id"]),
+        kind=str(meta["audit_kind"]),
+        media_type=str(meta.get("media_type", "")),
+        subdomain=str(meta.get("subdomain", "")),
+        epoch=int(sample.epoch),
+        variant_sha256=audit.get("variant_sha256"),
+        expected=audit.get("expected"),
+        judged=None if verdicts is None else {v["id"]: bool(v["met"]) for v in verdicts},
+        titles={str(c["id"]): str(c["title"]) for c in meta.get("criteria", [])},
+        justifications={} if verdicts is None else {v["id"]: v["justification"] for v in verdicts},
+    )
+
+
+# ---- one judge ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WrongVerdict:
+    task_id: str
+    kind: str
+    criterion: str
+    title: str
+    built_met: bool
+    justification: str
+
+
+def wrong_verdicts(records: Sequence[AuditRecord]) -> list[WrongVerdict]:
+    """Every criterion verdict that contradicts construction, in log order."""
+    return [
+        WrongVerdict(
+            r.task_id, r.kind, cid, r.titles.get(cid, ""), built, r.justifications.get(cid, "")
+        )
+        for r in records
+        if r.expected is not None and r.judged is not None
+        for cid, built in r.expected.items()
+        if built != r.judged.get(cid)
+    ]
+
+
+def judge_groups(run: AuditRun) -> dict[str, dict[str, Tally]]:
+    """Totals by kind (with `all`), by media type and by subdomain label."""
+    items = [r.labelled() for r in run.records]
+    groups = grouped(items, KIND_NAMES)
+    groups["kind"]["all"] = total(i.tally for i in items)
+    return groups
+
+
+def rate_cell(rate: Rate | None) -> str:
+    if rate is None:
+        return "–"
+    return f"{rate.errors}/{rate.trials} = {_pct(rate.value)} [{_pct(rate.low)}, {_pct(rate.high)}]"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(first: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    titles = [*first, "variants", "skipped", "grading failures", *RATE_TITLES.values()]
+    return [_row(titles), _row(["---"] * len(titles)), *(_row(r) for r in rows)]
+
+
+def _tally_cells(tally: Tally) -> list[object]:
+    rates = rates_of(tally)
+    counts: list[object] = [tally.variants, tally.skipped, tally.grading_failures]
+    return counts + [rate_cell(rates.get(name)) for name in RATES]
+
+
+def judge_markdown(run: AuditRun, max_errors: int = 50) -> str:
+    """The audit of one judge: by kind, by media type, by subdomain, and its errors."""
+    groups = judge_groups(run)
+    kind_rows = [
+        [
+            "**all**" if kind == "all" else kind,
+            KIND_BY_NAME[kind].expectation.value if kind in KIND_BY_NAME else "",
+            *_tally_cells(tally),
+        ]
+        for kind, tally in groups["kind"].items()
+    ]
+    lines = [
+        f"## Judge audit: {run.judge}",
+        "",
+        f"Log `{run.path}`; variants by {run.perturber}. Rates are errors / trials with 95% "
+        "Wilson intervals. A false pass is a verdict 'met' where the answer was built to "
+        "leave the criterion unmet; a false fail the reverse. Items pass when every "
+        "criterion is met.",
+        "",
+        *_table(["kind", "built so that"], kind_rows),
+    ]
+    for title, key in (("media type", "media"), ("subdomain", "subdomain")):
+        rows = [[label, *_tally_cells(tally)] for label, tally in groups[key].items()]
+        lines += ["", *_table([title], rows)]
+    return "\n".join([*lines, "", *_wrong_lines(wrong_verdicts(run.records), max_errors)])
+
+
+def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
+    if not wrong:
+        return ["No criterion verdict contradicts construction."]
+    lines = [
+        f"### Criterion verdicts that contradict construction ({len(wrong)})",
+        "",
+        _row(["task", "kind", "criterion", "built", "judge", "justification"]),
+        _row(["---"] * 6),
+    ]
+    for w in wrong[:limit]:
+        built, judged = ("met", "not met") if w.built_met else ("not met", "met")
+        criterion = f"{table_cell(w.criterion)}: {table_cell(w.title)}"
+        lines.append(
+            _row([w.task_id, w.kind, criterion, built, judged, table_cell(w.justification)])
+        )
+    if len(wrong) > limit:
+        lines += ["", f"({len(wrong) - limit} more in the log's scores.)"]
+    return lines
+
+
+# ---- two judges on the same variants ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    """Two judges on the same graded variants of one kind (or `all`)."""
+
+    kind: str
+    variants: int
+    first: Tally
+    second: Tally
+    only_first_right: int
+    only_second_right: int
+
+
+def pair_records(
+    first: AuditRun, second: AuditRun
+) -> tuple[list[tuple[AuditRecord, AuditRecord]], int]:
+    """Variants both judges graded (same task, kind, epoch and answer text), and how many
+    records of either log have no such partner."""
+
+    def key(r: AuditRecord) -> tuple[str, str, int]:
+        return (r.task_id, r.kind, r.epoch)
+
+    by_key = {key(r): r for r in second.records}
+    first_keys = {key(r) for r in first.records}
+    unmatched = sum(1 for r in second.records if key(r) not in first_keys)
+    pairs = []
+    for record in first.records:
+        other = by_key.get(key(record))
+        if (
+            other is not None
+            and other.variant_sha256 == record.variant_sha256
+            and record.tally.graded
+            and other.tally.graded
+        ):
+            pairs.append((record, other))
+        else:
+            unmatched += 1
+    return pairs, unmatched
+
+
+def paired_rows(pairs: Sequence[tuple[AuditRecord, AuditRecord]]) -> list[PairedRow]:
+    kinds = [k for k in KIND_NAMES if any(p[0].kind == k for p in pairs)]
+    rows = []
+    for kind in [*kinds, "all"]:
+        chosen = [p for p in pairs if kind == "all" or p[0].kind == kind]
+        only_first = only_second = 0
+        for a, b in chosen:
+            for cid, built in (a.expected or {}).items():
+                a_right = (a.judged or {}).get(cid) == built
+                b_right = (b.judged or {}).get(cid) == built
+                only_first += a_right and not b_right
+                only_second += b_right and not a_right
+        rows.append(
+            PairedRow(
+                kind,
+                len(chosen),
+                total(a.tally for a, _ in chosen),
+                total(b.tally for _, b in chosen),
+                only_first,
+                only_second,
+            )
+        )
+    return rows
+
+
+def side_by_side_markdown(first: AuditRun, second: AuditRun) -> str:
+    """Both judges' rates on the variants both graded, and who is right where they differ."""
+    pairs, unmatched = pair_records(first, second)
+    lines = [
+        f"## {second.judge} in place of {first.judge}",
+        "",
+        f"A = {first.judge}, B = {second.judge}: {len(pairs)} variants graded by both "
+        f"(identical answers), {unmatched} left out (skipped, ungraded or not in both logs). "
+        "Cells are A → B. 'only A right' counts criterion verdicts where A agrees with "
+        "construction and B does not; 'only B right' the reverse.",
+        "",
+    ]
+    titles = ["kind", "variants", *RATE_TITLES.values(), "only A right", "only B right"]
+    lines += [_row(titles), _row(["---"] * len(titles))]
+    for row in paired_rows(pairs):
+        a, b = rates_of(row.first), rates_of(row.second)
+        cells = [
+            f"{_pct(a[n].value)} → {_pct(b[n].value)}" if n in a and n in b else "–" for n in RATES
+        ]
+        kind = "**all**" if row.kind == "all" else row.kind
+        lines.append(
+            _row([kind, row.variants, *cells, row.only_first_right, row.only_second_right])
+        )
+    return "\n".join(lines)
+
+
+# ---- output --------------------------------------------------------------------------
+
+
+def _tally_json(tally: Tally) -> dict[str, Any]:
+    rates = {
+        name: {
+            "errors": r.errors,
+            "trials": r.trials,
+            "rate": r.value,
+            "low": r.low,
+            "high": r.high,
+        }
+        for name, r in rates_of(tally).items()
+    }
+    return {**tally.as_value(), "rates": rates}
+
+
+def audit_json(runs: Sequence[AuditRun]) -> dict[str, Any]:
+    judges = [
+        {
+            "judge": run.judge,
+            "log": run.path,
+            "perturber": run.perturber,
+            **{
+                f"by_{key}": {label: _tally_json(t) for label, t in groups.items()}
+                for key, groups in judge_groups(run).items()
+            },
+            "wrong_verdicts": [vars(w) for w in wrong_verdicts(run.records)],
+        }
+        for run in runs
+    ]
+    comparisons = []
+    for other in runs[1:]:
+        pairs, unmatched = pair_records(runs[0], other)
+        comparisons.append(
+            {
+                "a": runs[0].judge,
+                "b": other.judge,
+                "unmatched": unmatched,
+                "by_kind": {
+                    row.kind: {
+                        "variants": row.variants,
+                        "a": _tally_json(row.first),
+                        "b": _tally_json(row.second),
+                        "only_a_right": row.only_first_right,
+                        "only_b_right": row.only_second_right,
+                    }
+                    for row in paired_rows(pairs)
+                },
+            }
+        )
+    return {"audits": judges, "side_by_side": comparisons}
+
+
+def audit_markdown(runs: Sequence[AuditRun], max_errors: int = 50) -> str:
+    """Tables of each audit log; with two or more, each later judge beside the first."""
+    parts = [judge_markdown(run, max_errors) for run in runs]
+    parts += [side_by_side_markdown(runs[0], other) for other in runs[1:]]
+    return "\n\n".join(parts) + "\n"
+
+
+AUDIT_FORMATS = ("md", "json")
+
+
+def render_audit(paths: Sequence[str | Path], fmt: str) -> str:
+    """The audit report of these logs in `md` or `json`."""
+    if fmt not in AUDIT_FORMATS:
+        raise LogError(f"audit logs are reported as md or json, not {fmt}; use --format md")
+    runs = [read_audit_log(p) for p in paths]
+    if fmt == "json":
+        return json.dumps(audit_json(runs), indent=1, allow_nan=False) + "\n"
+    return audit_markdown(runs)

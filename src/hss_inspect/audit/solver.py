@@ -1,0 +1,127 @@
+"""The audit's answers as an Inspect solver: the variant of the sample's kind is submitted
+as the answer, so the production scorer's judge grades it like any model's answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# No public name for it; Inspect prints this error as a plain message, without a traceback.
+from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageUser,
+    ModelOutput,
+    get_model,
+    model_roles,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from hss_inspect import prompt
+from hss_inspect.audit.cache import VariantKey, cached_perturbation
+from hss_inspect.audit.kinds import KIND_BY_NAME, Maker, expected_verdicts
+from hss_inspect.audit.perturber import PERTURBER_ROLE, Perturbation, perturb, perturber_prompts
+from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
+from hss_inspect.scorer import criteria_of, require_grader
+from hss_inspect.settings import DEFAULT_PERTURBER_RETRIES
+
+AUDIT_MODEL_NAME = "hss_judge_audit"
+
+
+def require_perturber(task_id: str, kind: str) -> None:
+    if model_roles().get(PERTURBER_ROLE) is None:
+        raise PrerequisiteError(
+            f"hss_judge_audit: task {task_id}, kind {kind}: this variant is written by a model "
+            f"bound to the role '{PERTURBER_ROLE}', and none is. Add --model-role "
+            f"{PERTURBER_ROLE}=<provider/model>, or choose only rule-made kinds with "
+            "-T kinds=reference,injection,vague."
+        )
+
+
+@solver
+def audit_answer(perturber_retries: int = DEFAULT_PERTURBER_RETRIES) -> Solver:
+    """Submit the sample's known answer (its kind in metadata `audit_kind`) as the answer."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        require_grader()
+        variant, record = await variant_for(state.metadata, perturber_retries)
+        state.metadata["audit"] = record
+        state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]
+        text = variant.text if variant else ""
+        state.output = ModelOutput.from_content(model=AUDIT_MODEL_NAME, content=text)
+        if variant:
+            state.messages.append(ChatMessageAssistant(content=text, model=AUDIT_MODEL_NAME))
+        return state
+
+    return solve
+
+
+async def variant_for(
+    metadata: dict[str, Any], retries: int
+) -> tuple[Variant | None, dict[str, Any]]:
+    """The sample's variant (None when the perturber could not write it) and its record."""
+    kind = KIND_BY_NAME[metadata["audit_kind"]]
+    reference = str(metadata["golden_response"])
+    record: dict[str, Any] = {"kind": kind.name, "expectation": kind.expectation.value}
+    if kind.made_by is Maker.RULE and kind.built_from is None:
+        variant: Variant | None = rule_variant(kind.name, reference, rule_texts())
+    else:
+        source = await perturbed(kind.built_from or kind.name, metadata, retries)
+        perturbation, record["perturber"] = source
+        variant = perturbation.variant
+        if variant is not None and kind.built_from:
+            variant = hedge_variant(reference, variant, metadata["task_id"], rule_texts())
+    return variant, {**record, **variant_record(variant, metadata)}
+
+
+def variant_record(variant: Variant | None, metadata: dict[str, Any]) -> dict[str, Any]:
+    if variant is None:
+        return {"skipped": True, "text": None, "target": None, "expected": None}
+    ids = [c.id for c in criteria_of(metadata)]
+    return {
+        "skipped": False,
+        "text": variant.text,
+        "variant_sha256": variant.sha256,
+        "target": variant.target,
+        "made_by": variant.made_by,
+        "expected": expected_verdicts(KIND_BY_NAME[variant.kind], ids, variant.target),
+    }
+
+
+async def perturbed(
+    kind: str, metadata: dict[str, Any], retries: int
+) -> tuple[Perturbation, dict[str, Any]]:
+    """The perturber's variant of this kind for this task, from the cache or written now."""
+    require_perturber(metadata["task_id"], kind)
+    model = get_model(role=PERTURBER_ROLE, required=True)
+    prompts = perturber_prompts()
+    criteria = criteria_of(metadata)
+    key = VariantKey(
+        task_id=metadata["task_id"],
+        rubric_sha256=metadata["rubric_sha256"],
+        kind=kind,
+        perturber_model=str(model),
+        perturber_prompt_sha256=prompts.sha256(kind),
+    )
+
+    async def write() -> Perturbation:
+        return await perturb(
+            model,
+            prompts,
+            kind,
+            question=metadata["prompt"],
+            media_type=metadata["media_type"],
+            reference=metadata["golden_response"],
+            criteria=criteria,
+            retries=retries,
+        )
+
+    perturbation, cached = await cached_perturbation(key, write)
+    return perturbation, {
+        "source_kind": kind,
+        "model": key.perturber_model,
+        "prompt_sha256": key.perturber_prompt_sha256,
+        "cached": cached,
+        "cache_key": key.digest,
+        "replies": perturbation.replies,
+        "problems": perturbation.problems,
+    }

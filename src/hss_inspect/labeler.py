@@ -1,0 +1,199 @@
+"""The failure-cause labeller (paper Sec. 3.2, App. D) as an Inspect scorer.
+
+For each attempt the rubric judge failed (a graded zero, not a grading failure or a
+model error), the model bound to the role `labeler` names the primary cause from the
+question, the reference answer and the answer. An empty answer is labelled "no
+committed answer" without a call. A reply that names no valid cause is re-asked up to
+`retries` times, then the attempt is recorded as unlabelled, never guessed.
+
+Passed and ungraded attempts, and attempts after the first (the paper labels first
+attempts), get no label: the scorer returns no score for them.
+It runs after `rubric_judge` in the same eval (`-T labeler=true`), or afterwards on a
+log: `inspect score --scorer hss_inspect/failure_cause --action append
+--model-role labeler=<model> LOG`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+# Inspect exports no public error for "a prerequisite is missing"; this is the one its
+# own CLI prints without a traceback (as scorer.require_grader uses). Pinned in test_causes.
+from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Model,
+    get_model,
+    model_roles,
+)
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+
+from hss_inspect.causes import (
+    Label,
+    LabelerPrompts,
+    Taxonomy,
+    labeler_prompts,
+    parse_label,
+    render_label_request,
+    render_label_retry,
+    taxonomy,
+)
+from hss_inspect.judge import UnreadableReply
+
+LABELER_ROLE = "labeler"
+RUBRIC_SCORER = "rubric_judge"
+UNLABELLED = "unlabelled"
+DEFAULT_LABELER_RETRIES = 2
+NO_LABELER_MESSAGE = (
+    f"The failure-cause labeller needs a model bound to the role '{LABELER_ROLE}'. Add "
+    f"--model-role {LABELER_ROLE}=<provider/model> (the paper labelled with Claude Opus 5)."
+)
+NO_RUBRIC_MESSAGE = (
+    "failure_cause labels attempts the rubric judge failed, and this sample has no "
+    "rubric_judge score. Run it after the judge (-T labeler=true), or on a graded log "
+    "with `inspect score --scorer hss_inspect/failure_cause --action append`."
+)
+
+
+@dataclass
+class LabelSession:
+    replies: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    label: Label | None = None
+
+
+@scorer(metrics=[])
+def failure_cause(
+    retries: int = DEFAULT_LABELER_RETRIES, first_attempt_only: bool = True
+) -> Scorer:
+    """The primary cause of each failed attempt, named by the `labeler` role.
+
+    As in the paper, only first attempts (epoch 1) are labelled unless
+    `first_attempt_only` is false.
+    """
+    causes, prompts = taxonomy(), labeler_prompts()
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        if model_roles().get(LABELER_ROLE) is None:
+            raise PrerequisiteError(NO_LABELER_MESSAGE)
+        if first_attempt_only and state.epoch != 1:
+            return None
+        if not graded_failure(rubric_value(state)):
+            return None
+        answer = state.output.completion.strip() if state.output else ""
+        if not answer:
+            return Score(
+                value=causes.no_answer.id,
+                answer="",
+                explanation="The answer is empty: no committed answer (no labeller call).",
+                metadata=label_metadata(causes, prompts, causes.no_answer.id, LabelSession()),
+            )
+        labeler = get_model(role=LABELER_ROLE, required=True)
+        session = await run_labeler(labeler, prompts, causes, state, answer, retries)
+        return labelled_score(session, labeler, prompts, causes, answer)
+
+    return score
+
+
+def rubric_value(state: TaskState) -> dict[str, Any]:
+    """The rubric judge's value for this attempt, found by its shape (a `pass` key)."""
+    scores = state.scores or {}
+    for found in scores.values():
+        if isinstance(found.value, dict) and "pass" in found.value:
+            return found.value
+    if RUBRIC_SCORER in scores:
+        return {}  # unscored (a grading failure): nothing to label
+    raise PrerequisiteError(NO_RUBRIC_MESSAGE)
+
+
+def graded_failure(value: dict[str, Any]) -> bool:
+    """A failed attempt the judge could grade: pass is 0, not NaN, and no error flags."""
+    passed = value.get("pass")
+    if not isinstance(passed, int | float) or math.isnan(passed):
+        return False
+    if value.get("grading_failure") or value.get("model_error"):
+        return False
+    return passed == 0
+
+
+async def run_labeler(
+    labeler: Model,
+    prompts: LabelerPrompts,
+    causes: Taxonomy,
+    state: TaskState,
+    answer: str,
+    retries: int,
+) -> LabelSession:
+    request = render_label_request(
+        prompts,
+        causes,
+        question=state.metadata["prompt"],
+        media_type=state.metadata["media_type"],
+        reference=state.metadata["golden_response"],
+        answer=answer,
+    )
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=prompts.system),
+        ChatMessageUser(content=request),
+    ]
+    session = LabelSession()
+    for attempt in range(retries + 1):
+        output = await labeler.generate(messages)
+        session.replies.append(output.completion)
+        try:
+            session.label = parse_label(output.completion, causes)
+            break
+        except UnreadableReply as exc:
+            problem = str(exc)
+        session.problems.append(problem)
+        if attempt < retries:
+            messages += [
+                ChatMessageAssistant(content=output.completion),
+                ChatMessageUser(content=render_label_retry(prompts, causes, problem)),
+            ]
+    return session
+
+
+def labelled_score(
+    session: LabelSession,
+    labeler: Model,
+    prompts: LabelerPrompts,
+    causes: Taxonomy,
+    answer: str,
+) -> Score:
+    cause = session.label.cause if session.label else UNLABELLED
+    metadata = {
+        **label_metadata(causes, prompts, cause, session),
+        "labeler_model": str(labeler),
+        "labeler_config": labeler.config.model_dump(exclude_none=True),
+    }
+    if session.label is None:
+        explanation = (
+            f"Unlabelled: the labeller's reply named no valid cause after "
+            f"{len(session.replies)} attempt(s) ({session.problems[-1]})."
+        )
+    else:
+        explanation = f"{causes.name_of(cause)} ({causes.family_of(cause)}): " + (
+            session.label.explanation
+        )
+    return Score(value=cause, answer=answer, explanation=explanation, metadata=metadata)
+
+
+def label_metadata(
+    causes: Taxonomy, prompts: LabelerPrompts, cause: str, session: LabelSession
+) -> dict[str, Any]:
+    return {
+        "cause": cause,
+        "family": causes.family_of(cause) if cause != UNLABELLED else None,
+        "labeler_attempts": len(session.replies),
+        "labeler_replies": session.replies,
+        "labeler_problems": session.problems,
+        "labeler_prompt_sha256": prompts.sha256,
+        "taxonomy_version": causes.version,
+    }
