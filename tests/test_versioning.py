@@ -18,7 +18,7 @@ PINNED: dict[int, dict[str, str]] = {
         "judge_prompt": "2e65b498f70129f8f8adbfbe0aa0907e2817ac721f59229aec49a5943ded2e22",
         "media_notes": "7f83387238903c3bacd265f9a996054c88d29d4554ec431690f9c2efd542e1af",
         "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
-        "sampling_defaults": "835a6c0bf9234529c7cc233c5e002e32fb8cb5aeab5efa5831cdf68df2ce1705",
+        "sampling_defaults": "796d6581f92842e1b87c2454eab78d41784b3201b81b55cb46de93eeb4494ba4",
         "scoring": "054bfda45ab68a6610f1ecb9d7700b40bcb75d5c584c77af2b0c1612e3647cd9",
     },
 }
