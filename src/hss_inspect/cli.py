@@ -79,6 +79,12 @@ def _add_prepare_parser(commands: argparse._SubParsersAction) -> None:  # type: 
     prepare.add_argument("--image-max-side", type=int, default=DEFAULT_MEDIA.image_max_side)
     prepare.add_argument("--image-max-bytes", type=int, default=DEFAULT_MEDIA.image_max_bytes)
     prepare.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    prepare.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_MEDIA.media_timeout,
+        help="seconds allowed per media file (all its frame budgets together)",
+    )
 
 
 def frames_command(args: argparse.Namespace) -> int:
@@ -112,7 +118,7 @@ def prepare_command(args: argparse.Namespace) -> int:
     ]
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
-    jobs = jobs_for(rows, frame_settings, args.image_max_side, args.image_max_bytes)
+    jobs = jobs_for(rows, frame_settings, args.image_max_side, args.image_max_bytes, args.timeout)
     print(f"preparing {len(jobs)} media file(s) from {release.description} into {cache_root()}")
     summary = prepare_all(release, jobs, args.jobs)
     print("\n".join(summary.lines()))

@@ -32,7 +32,7 @@ from hss_inspect.media.video import SampledVideo, probe_duration
 from hss_inspect.release import Release
 from hss_inspect.rows import question_sha256
 from hss_inspect.scorer import require_grader
-from hss_inspect.settings import FrameSettings, MediaSettings
+from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 NATIVE_VIDEO_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mpeg": "mpeg", ".mpg": "mpeg"}
 ORACLE_MODEL_NAME = "hss/oracle"
@@ -92,7 +92,9 @@ async def media_turn(
             content, details = await native_video_content(path)
         else:
             frames = frame_settings_for(media, str(state.model))
-            content, details = await frames_content(path, frames, media.frame_bytes_budget)
+            content, details = await frames_content(
+                path, frames, media.frame_bytes_budget, media.media_timeout
+            )
     except MediaError as exc:
         raise type(exc)(f"task {task_id}: {exc}; {exc.remedy} ({media_path})") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))
@@ -126,7 +128,9 @@ def use_native_video(media: MediaSettings, model_name: str, path: Path) -> bool:
 
 
 async def image_content(path: Path, media: MediaSettings) -> tuple[list[Content], dict[str, Any]]:
-    image = await service.image_bytes(path, media.image_max_side, media.image_max_bytes)
+    image = await service.image_bytes(
+        path, media.image_max_side, media.image_max_bytes, media.media_timeout
+    )
     content: list[Content] = [
         ContentText(text=prompt.IMAGE_NOTE),
         ContentImage(image=data_uri(image.data, image.mime)),
@@ -154,9 +158,12 @@ async def native_video_content(path: Path) -> tuple[list[Content], dict[str, Any
 
 
 async def frames_content(
-    path: Path, settings: FrameSettings, byte_budget: int
+    path: Path,
+    settings: FrameSettings,
+    byte_budget: int,
+    time_limit: float = DEFAULT_MEDIA.media_timeout,
 ) -> tuple[list[Content], dict[str, Any]]:
-    video = await service.video_frames(path, settings, byte_budget)
+    video = await service.video_frames(path, settings, byte_budget, time_limit)
     content: list[Content] = [ContentText(text=frames_note(video))]
     for timestamp, jpeg in zip(video.timestamps, video.jpegs, strict=True):
         content.append(ContentText(text=prompt.frame_label(timestamp)))

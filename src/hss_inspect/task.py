@@ -55,6 +55,7 @@ def hss(
     image_max_side: int = DEFAULT_MEDIA.image_max_side,
     image_max_bytes: int = DEFAULT_MEDIA.image_max_bytes,
     native_video: str | bool = DEFAULT_MEDIA.native_video,
+    media_timeout: float = DEFAULT_MEDIA.media_timeout,
     judge_retries: int = DEFAULT_JUDGE_RETRIES,
     agent_steps: int = DEFAULT_AGENT.max_steps,
     agent_tokens: int = DEFAULT_AGENT.max_output_tokens,
@@ -79,6 +80,7 @@ def hss(
         image_max_side=int(image_max_side),
         image_max_bytes=int(image_max_bytes),
         native_video=native_video_option(native_video),
+        media_timeout=float(media_timeout),
     )
     agent = AgentSettings(
         max_steps=int(agent_steps),
