@@ -199,6 +199,20 @@ def test_the_cache_hands_back_the_stored_variant(tmp_path: Path) -> None:
     assert not cached and rebuilt.variant is not None and rebuilt.variant.text == "text 3"
 
 
+def test_the_cache_serves_a_second_event_loop(tmp_path: Path) -> None:
+    """Two evals in one process run in two event loops; the entry lock must serve both."""
+
+    async def make() -> Perturbation:
+        return Perturbation(Variant("contradiction", "text", "c1", "p/m"), ["r"])
+
+    async def contended() -> list[bool]:
+        found = await asyncio.gather(*(cached_perturbation(key(), make, tmp_path) for _ in "ab"))
+        return [cached for _, cached in found]
+
+    assert sorted(asyncio.run(contended())) == [False, True]
+    assert asyncio.run(contended()) == [True, True]
+
+
 def test_a_skipped_variant_is_cached_as_skipped(tmp_path: Path) -> None:
     async def unusable() -> Perturbation:
         return Perturbation(None, ["a", "b"], ["p1", "p2"])
