@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import inspect as pyinspect
+import logging
 from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Scorer
-from inspect_ai.solver import Solver, generate
+from inspect_ai.solver import Solver
 
 from hss_inspect.agentic.loop import hss_agent
+from hss_inspect.answer import MODEL_ERRORS, answer
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.config import Preset, presets
 from hss_inspect.dataset import build_dataset
 from hss_inspect.judge import judge_prompts
 from hss_inspect.labeler import DEFAULT_LABELER_RETRIES, failure_cause
+from hss_inspect.limits import applied_limits, clamp_warnings, native_video_refusal
 from hss_inspect.metrics import hss_mean
 from hss_inspect.release import open_release
 from hss_inspect.rows import OptionList, as_list, select_rows
@@ -36,7 +40,9 @@ from hss_inspect.settings import (
     MediaSettings,
     NativeVideo,
 )
-from hss_inspect.solver import hss_input, oracle_answer
+from hss_inspect.solver import hss_input, limits_record, oracle_answer
+
+logger = logging.getLogger(__name__)
 
 
 @task
@@ -65,6 +71,7 @@ def hss(
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
     labeler: bool = False,
     labeler_retries: int = DEFAULT_LABELER_RETRIES,
+    model_errors: str = "omit",
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     if condition not in CONDITIONS:
@@ -90,11 +97,14 @@ def hss(
         window_max_frames=int(agent_window_frames),
         zoom_side=int(agent_zoom_side),
     )
+    if model_errors not in MODEL_ERRORS:
+        raise ValueError(f"model_errors must be omit or fail, not {model_errors!r}")
+    provider_limits = check_model_limits(media_settings, condition)
     release = open_release(dataset, revision)
     rows = select_rows(release.read_rows(), media, domains, subdomains)
     return Task(
         dataset=build_dataset(release, rows),
-        solver=conditioned_solver(condition, release, media_settings, agent),
+        solver=conditioned_solver(condition, release, media_settings, agent, model_errors),
         scorer=scorers(int(judge_retries), as_bool(labeler, "labeler"), int(labeler_retries)),
         epochs=Epochs(DEFAULT_EPOCHS, hss_mean()),
         version=version("hss-inspect"),
@@ -111,6 +121,8 @@ def hss(
                 "tasks": len(rows),
             },
             "hss_media_settings": media_settings.as_dict(),
+            "hss_provider_limits": provider_limits,
+            "hss_model_errors": model_errors,
             "hss_judge_retries": int(judge_retries),
             "hss_judge_prompt_sha256": judge_prompts().sha256,
             **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
@@ -141,13 +153,40 @@ def native_video_option(value: str | bool) -> NativeVideo:
 
 
 def conditioned_solver(
-    condition: str, release: Any, media: MediaSettings, agent: AgentSettings
+    condition: str,
+    release: Any,
+    media: MediaSettings,
+    agent: AgentSettings,
+    model_errors: str = "omit",
 ) -> list[Solver]:
     if condition == "oracle":
         return [oracle_answer()]
     if condition == "agentic":
         return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
-    return [hss_input(release, media, condition), generate()]
+    return [hss_input(release, media, condition), answer(model_errors)]  # type: ignore[arg-type]
+
+
+def model_under_evaluation() -> str | None:
+    """The model Inspect is creating this task for (None outside an eval)."""
+    try:
+        return str(get_model())
+    except Exception:  # no active model: the task was built outside `inspect eval`
+        return None
+
+
+def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] | None:
+    """Refuse native video the provider cannot take; warn about clamped options; the
+    limits that will apply, for the eval's metadata."""
+    model = model_under_evaluation()
+    if model is None or condition not in ("standard", "agentic"):
+        return None
+    refusal = native_video_refusal(media, model)
+    if refusal is not None:
+        raise ValueError(refusal)
+    limits = applied_limits(media, model)
+    for warning in clamp_warnings(limits):
+        logger.warning(warning)
+    return limits_record(limits)
 
 
 def _preset_task(preset: Preset) -> Callable[..., Task]:

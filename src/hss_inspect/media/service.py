@@ -93,6 +93,7 @@ async def video_frames(
     settings: FrameSettings,
     byte_budget: int,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
+    max_each: int | None = None,
 ) -> SampledVideo:
     digest = await media_sha256(path)
     video = await _once(
@@ -100,11 +101,14 @@ async def video_frames(
         lambda deadline: cached_sample_video(path, settings, digest, deadline=deadline),
         time_limit,
     )
-    if sum(len(j) for j in video.jpegs) <= byte_budget:
+    fits_each = max_each is None or all(len(j) <= max_each for j in video.jpegs)
+    if sum(len(j) for j in video.jpegs) <= byte_budget and fits_each:
         return video
     shrunk = await _once(
-        ("budget", digest, settings, byte_budget),
-        lambda _: shrink_jpegs_to_budget(list(video.jpegs), byte_budget, settings.jpeg_quality),
+        ("budget", digest, settings, byte_budget, max_each),
+        lambda _: shrink_jpegs_to_budget(
+            list(video.jpegs), byte_budget, settings.jpeg_quality, max_each
+        ),
     )
     return _with_jpegs(video, shrunk)
 
@@ -133,10 +137,13 @@ async def image_bytes(
     max_side: int,
     max_bytes: int,
     time_limit: float | None = DEFAULT_TIME_LIMIT,
+    max_pixels: int | None = None,
 ) -> PreparedImage:
     return await _once(
-        ("image", str(path), max_side, max_bytes),
-        lambda deadline: cached_prepare_image(path, max_side, max_bytes, deadline=deadline),
+        ("image", str(path), max_side, max_bytes, max_pixels),
+        lambda deadline: cached_prepare_image(
+            path, max_side, max_bytes, deadline=deadline, max_pixels=max_pixels
+        ),
         time_limit,
     )
 
