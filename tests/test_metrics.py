@@ -74,3 +74,19 @@ def test_bootstrap_is_seeded_and_near_the_normal_approximation() -> None:
 
 def test_bootstrap_of_a_single_task_is_undefined() -> None:
     assert math.isnan(bootstrap_halfwidth([1.0]))
+
+
+def test_model_errors_are_left_out_and_counted_apart_from_grading_failures() -> None:
+    from inspect_ai.scorer import Score
+
+    from hss_inspect.metrics import attempt_of
+
+    error = Score(value={"pass": math.nan, "rubric": math.nan, "model_error": 1})
+    passed = Score(value={"pass": 1, "rubric": 1.0, "model_error": 0})
+    outcome = reduce_attempts([attempt_of(error), attempt_of(passed), attempt_of(passed)])
+    assert (outcome.pass_, outcome.model_errors, outcome.grading_failures) == (1.0, 1, 0)
+    only_errors = reduce_attempts([attempt_of(error)])
+    assert only_errors.pass_ is None and only_errors.model_errors == 1
+    summary = summarize([outcome, only_errors])
+    assert summary["model_errors"] == 2 and summary["ungraded_tasks"] == 1
+    assert summary["pass_at_1"] == 1.0

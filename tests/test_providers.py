@@ -236,6 +236,11 @@ def test_provider_error_leaves_the_attempt_out(
     value = broken.scores["rubric_judge"].value
     assert value["model_error"] == 1 and value["pass"] != value["pass"]  # NaN
     assert broken.metadata["model_error"]["status"] == 400
+    assert log.results is not None
+    (score,) = log.results.scores
+    metrics = {name: m.value for name, m in score.metrics.items()}
+    # counted, and not as a grading failure; the sample errored on a 413 is not scored
+    assert metrics["model_errors"] == 1 and metrics["grading_failures"] == 0
 
 
 def test_model_errors_fail_option_fails_the_sample(

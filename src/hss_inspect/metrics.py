@@ -23,11 +23,12 @@ CONFIDENCE = 0.95
 
 @dataclass(frozen=True)
 class Attempt:
-    """One graded attempt; pass_ and rubric are None for a grading failure."""
+    """One attempt; pass_ and rubric are None for a grading failure or a model error."""
 
     pass_: float | None
     rubric: float | None
     no_answer: bool = False
+    model_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -42,18 +43,24 @@ class TaskOutcome:
     media_type: str = ""
     domain: str = ""
     subdomain: str = ""
+    model_errors: int = 0
 
 
 def reduce_attempts(attempts: Sequence[Attempt]) -> TaskOutcome:
     """Per-task pass@1: the mean over the attempts the judge could grade."""
     graded = [a for a in attempts if a.pass_ is not None and a.rubric is not None]
-    failures = len(attempts) - len(graded)
+    model_errors = sum(a.model_error for a in attempts)
+    failures = len(attempts) - len(graded) - model_errors
     no_answer = sum(a.no_answer for a in attempts)
     if not graded:
-        return TaskOutcome(None, None, len(attempts), failures, no_answer)
+        return TaskOutcome(
+            None, None, len(attempts), failures, no_answer, model_errors=model_errors
+        )
     pass_rate = sum(a.pass_ or 0.0 for a in graded) / len(graded)
     rubric = sum(a.rubric or 0.0 for a in graded) / len(graded)
-    return TaskOutcome(pass_rate, rubric, len(attempts), failures, no_answer)
+    return TaskOutcome(
+        pass_rate, rubric, len(attempts), failures, no_answer, model_errors=model_errors
+    )
 
 
 def bootstrap_halfwidth(
@@ -93,6 +100,7 @@ def summarize(outcomes: Sequence[TaskOutcome]) -> dict[str, float]:
     summary["attempts"] = float(sum(o.attempts for o in outcomes))
     summary["grading_failures"] = float(sum(o.grading_failures for o in outcomes))
     summary["no_answer"] = float(sum(o.no_answer for o in outcomes))
+    summary["model_errors"] = float(sum(o.model_errors for o in outcomes))
     return summary
 
 
@@ -125,7 +133,7 @@ def attempt_of(score: Score) -> Attempt:
         return Attempt(None, None)
     pass_, rubric = value.get("pass"), value.get("rubric")
     if not _is_number(pass_) or not _is_number(rubric):
-        return Attempt(None, None)
+        return Attempt(None, None, model_error=value.get("model_error") == 1)
     no_answer = bool((score.metadata or {}).get("no_answer", False))
     return Attempt(float(pass_), float(rubric), no_answer)  # type: ignore[arg-type]
 
@@ -150,6 +158,7 @@ def hss_mean() -> ScoreReducer:
                 "attempts": outcome.attempts,
                 "grading_failures": outcome.grading_failures,
                 "no_answer": outcome.no_answer,
+                "model_errors": outcome.model_errors,
                 "attempt_passes": [
                     s.value.get("pass") if isinstance(s.value, dict) else None for s in scores
                 ],
@@ -165,13 +174,14 @@ def outcome_of(sample_score: SampleScore) -> TaskOutcome:
     attempt = attempt_of(score)
     meta = score.metadata or {}
     sample_meta = sample_score.sample_metadata or {}
-    failed = attempt.pass_ is None
+    failed = attempt.pass_ is None and not attempt.model_error
     return TaskOutcome(
         pass_=attempt.pass_,
         rubric=attempt.rubric,
         attempts=int(meta.get("attempts", 1)),
         grading_failures=int(meta.get("grading_failures", 1 if failed else 0)),
         no_answer=int(meta.get("no_answer", 1 if attempt.no_answer else 0)),
+        model_errors=int(meta.get("model_errors", 1 if attempt.model_error else 0)),
         media_type=str(sample_meta.get("media_type", "")),
         domain=str(sample_meta.get("domain", "")),
         subdomain=str(sample_meta.get("subdomain", "")),
