@@ -6,6 +6,7 @@ from task_configs/model_limits.yaml."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -384,3 +385,49 @@ def test_openai_compatible_server_gets_the_paper_defaults(
     toobig = sample(log, "vid-toobig")
     assert toobig.error is not None and "refused the request" in toobig.error.message
     assert not toobig.scores
+
+
+def claude_tokens(width: int, height: int) -> int:
+    """The vision guide's rule, computed here on its own: scaled to a 1568 px edge and
+    ~1,600 tokens (1.2 MP) at most, then width x height / 750."""
+    scale = min(1.0, 1568 / max(width, height), (1_200_000 / (width * height)) ** 0.5)
+    return math.ceil(width * scale * height * scale / 750)
+
+
+def test_estimate_matches_the_payload_then_sent(
+    anthropic_run: tuple[EvalLog, list[dict[str, Any]]],
+    provider_repo: Path,
+    shared_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hss_inspect.cli import main
+
+    log, entries = anthropic_run
+    monkeypatch.setenv("HSS_INSPECT_CACHE", str(shared_cache))
+    args = ["estimate", "--model", "anthropic/claude-opus-5", "--dataset", str(provider_repo)]
+    assert main([*args, "--epochs", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    per_task = {t["task_id"]: t for t in result["per_task"]}
+    assert result["requests"] == len(TASKS) and result["request_max_bytes"] == 32_000_000
+    sent_by_task = {s.id: s.metadata["sent_media"] for s in log.samples or []}
+    # each request on the wire, matched to its task by the task's own record
+    for task_id, sent in sent_by_task.items():
+        estimate = per_task[str(task_id)]
+        behaviour = next(t.behaviour for t in TASKS if t.task_id == task_id)
+        wire_entries = [
+            e
+            for e in entries
+            if len(e["images"]) == sent["payload"]["images"] and e["behaviour"] == behaviour
+        ]
+        assert wire_entries, task_id
+        for entry in wire_entries:
+            assert estimate["images"] == len(entry["images"])
+            assert entry["body_bytes"] <= estimate["request_bytes"]
+            slack = estimate["request_bytes"] - entry["body_bytes"]
+            assert slack < 20_000 + 250 * len(entry["images"])  # the margin, no more
+            expected = sum(claude_tokens(i["width"], i["height"]) for i in entry["images"])
+            assert estimate["image_tokens"] == expected
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert f"requests:            {3 * len(TASKS)}" in text and "image input tokens:" in text

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hss_inspect.estimate import add_parser as add_estimate_parser
+from hss_inspect.estimate import estimate_command
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="show where the media cache is and its size")
     cache.add_argument("--clear", action="store_true", help="delete every cached entry")
     report_parsers.add_parsers(commands)
+    add_estimate_parser(commands)
     add_recipe_parser(commands)
     return parser
 
@@ -147,6 +150,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
 COMMANDS["recipe"] = recipe_command
+COMMANDS["estimate"] = estimate_command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -86,17 +86,26 @@ def oracle_answer() -> Solver:
 async def media_turn(
     release: Release, media: MediaSettings, state: TaskState
 ) -> tuple[list[Content], dict[str, Any]]:
-    meta = state.metadata
+    return await user_turn_for(release, media, str(state.model), state.metadata)
+
+
+async def user_turn_for(
+    release: Release, media: MediaSettings, model_name: str, meta: dict[str, Any]
+) -> tuple[list[Content], dict[str, Any]]:
+    """The user turn a sample sends to `model_name`: media prepared under its limits, and
+    the record of what was sent (`hss-inspect estimate` builds the same turn)."""
     task_id, media_path = meta["task_id"], meta["media_path"]
-    limits = applied_limits(media, str(state.model))
-    path = await local_media(release, state)
+    limits = applied_limits(media, model_name)
+    path = await service.fetch(
+        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
+    )
     try:
         digest = await service.media_sha256(path)
         record: dict[str, Any] = {
             "media_sha256": digest,
             "question_sha256": question_sha256(meta["prompt"], digest),
         }
-        native, why_not = native_video_choice(media, limits, str(state.model), path)
+        native, why_not = native_video_choice(media, limits, model_name, path)
         if meta["media_type"] == "image":
             content, details = await image_content(path, limits, media.media_timeout)
         elif native:
