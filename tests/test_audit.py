@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from hss_inspect.audit.cache import VariantKey, cached_perturbation, entry_path
@@ -24,6 +25,7 @@ from hss_inspect.audit.perturber import (
     parse_perturber_reply,
     perturb,
     perturber_prompts,
+    render_perturber_request,
 )
 from hss_inspect.audit.tally import (
     Labelled,
@@ -34,7 +36,11 @@ from hss_inspect.audit.tally import (
     wilson_interval,
 )
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
+from hss_inspect.judge import judge_prompts, render_judge_request
+from hss_inspect.release import open_release
 from hss_inspect.rows import Criterion
+from hss_inspect.scripted import scripted_variant, scripted_verdict
+from hss_inspect.task import hss_judge_audit
 
 CRITERIA = [Criterion("c1", "Names the object"), Criterion("c2", "Says where")]
 REFERENCE = "A red ball rolled under the sofa."
@@ -193,6 +199,20 @@ def test_the_cache_hands_back_the_stored_variant(tmp_path: Path) -> None:
     assert not cached and rebuilt.variant is not None and rebuilt.variant.text == "text 3"
 
 
+def test_the_cache_serves_a_second_event_loop(tmp_path: Path) -> None:
+    """Two evals in one process run in two event loops; the entry lock must serve both."""
+
+    async def make() -> Perturbation:
+        return Perturbation(Variant("contradiction", "text", "c1", "p/m"), ["r"])
+
+    async def contended() -> list[bool]:
+        found = await asyncio.gather(*(cached_perturbation(key(), make, tmp_path) for _ in "ab"))
+        return [cached for _, cached in found]
+
+    assert sorted(asyncio.run(contended())) == [False, True]
+    assert asyncio.run(contended()) == [True, True]
+
+
 def test_a_skipped_variant_is_cached_as_skipped(tmp_path: Path) -> None:
     async def unusable() -> Perturbation:
         return Perturbation(None, ["a", "b"], ["p1", "p2"])
@@ -223,3 +243,50 @@ def test_perturber_is_re_asked_then_the_variant_is_skipped() -> None:
     recovered = run_perturb(scripted(garbage, reply("A ball rolled.", "c2")), retries=2)
     assert recovered.variant == Variant("partial", "A ball rolled.", "c2", "mockllm/model")
     assert len(recovered.replies) == 2
+
+
+def scripted_request(kind: str) -> str:
+    return render_perturber_request(
+        perturber_prompts(), kind, "Where?", "image", REFERENCE, CRITERIA
+    )
+
+
+@pytest.mark.parametrize("kind", ["extra_detail", "paraphrase", "partial", "contradiction"])
+def test_the_scripted_perturber_writes_usable_variants(kind: str) -> None:
+    text, target = parse_perturber_reply(
+        scripted_variant(scripted_request(kind)), kind, CRITERIA, REFERENCE
+    )
+    assert target == {"partial": "c2", "contradiction": "c1"}.get(kind)
+    assert (REFERENCE in text) == (kind in ("extra_detail", "contradiction"))
+
+
+def test_the_scripted_judge_reads_an_answer_of_several_lines_whole() -> None:
+    answer = f"One line.\nAnother line.\n{REFERENCE}"
+    request = render_judge_request(judge_prompts(), "Where?", "image", REFERENCE, CRITERIA, answer)
+    verdicts = json.loads(scripted_verdict(request))["criteria"]
+    assert [v["met"] for v in verdicts] == [True, True]
+
+
+@pytest.mark.slow
+def test_an_offline_audit_of_the_scripted_judge_on_the_demo_set() -> None:
+    """hss/scripted in both roles: its judge (met iff the answer contains the reference)
+    is fooled by the contradiction and the hedge and fails paraphrases and the untouched
+    criteria of partial answers; the counts are worked out here from the demo rubrics."""
+    (log,) = inspect_eval(
+        hss_judge_audit(dataset="demo"),
+        model="none",
+        model_roles={"grader": "hss/scripted", "perturber": "hss/scripted"},
+        display="none",
+        log_dir=None,
+    )
+    assert log.status == "success" and log.results is not None
+    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()}
+    sizes = [len(r.criteria) for r in open_release("demo", "main").read_rows()]
+    unmet = sum(3 + 2 * k for k in sizes)  # partial, contradiction, hedge; injection, vague
+    fooled = 2 * len(sizes)  # the contradiction and the hedge, one target each
+    met = sum(3 * k + 3 * (k - 1) for k in sizes)
+    failed = sum(k + (k - 1) for k in sizes)  # paraphrase; the rest of a partial answer
+    assert metrics["fp_crit"] == pytest.approx(fooled / unmet)
+    assert metrics["ff_crit"] == pytest.approx(failed / met)
+    assert metrics["hedge_fp_item"] == 1.0 and metrics["injection_fp_item"] == 0.0
+    assert metrics["paraphrase_ff_item"] == 1.0 and metrics["reference_ff_item"] == 0.0

@@ -199,6 +199,13 @@ def test_the_report_gives_the_audit_as_json(two_audits) -> None:
             assert lenient[kind]["rates"]["fp_crit"]["errors"] == count["fp"], kind
             assert lenient[kind]["rates"]["fp_crit"]["trials"] == count["unmet"], kind
     assert len(data["audits"][1]["wrong_verdicts"]) == sum(c["fp"] for c in counts.values())
+    by_criterion = data["audits"][1]["by_criterion"]
+    assert len(by_criterion) == sum(len(t.criteria) for t in TASKS)
+    assert sum(row["crit_false_pass"] for row in by_criterion) == sum(
+        c["fp"] for c in counts.values()
+    )
+    # every criterion is wrongly met on the injection (the lenient judge passes it)
+    assert all("injection" in row["wrong_kinds"] for row in by_criterion)
     (pair,) = data["side_by_side"]
     assert pair["by_kind"]["injection"]["only_a_right"] == counts["injection"]["fp"]
     assert pair["by_kind"]["all"]["only_b_right"] == 0

@@ -139,6 +139,46 @@ def test_an_old_log_counts_an_errored_empty_answer_as_its_metric_did(tmp_path: P
     assert (row["no_answer"], row["model_errors"], row["grading_failures"]) == (1, 0, 0)
 
 
+def test_a_log_superseded_by_a_retry_is_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    item = lambda tries: [Item("t1", "retrodiction", "image", tries)]  # noqa: E731
+    first = write_log(
+        tmp_path / "first.eval",
+        item((F,)),
+        task_id="T",
+        eval_id="E1",
+        status="error",
+        created="2026-11-29T20:00:00+00:00",
+    )
+    retried = write_log(
+        tmp_path / "retried.eval",
+        item((P,)),
+        task_id="T",
+        eval_id="E2",
+        created="2026-11-29T21:00:00+00:00",
+    )
+    copy = write_log(
+        tmp_path / "rescored-copy.eval",
+        item((P,)),
+        task_id="T",
+        eval_id="E2",
+        created="2026-11-29T21:00:00+00:00",
+    )
+    infos, _ = read_logs([tmp_path])
+    assert sorted(i.log for i in infos) == sorted([retried, copy])
+    assert first in capsys.readouterr().err
+
+
+def test_json_logs_read_like_eval_logs(tmp_path: Path) -> None:
+    as_json = write_log(tmp_path / "known.json", ITEMS)
+    as_eval = write_log(tmp_path / "known.eval", ITEMS)
+    json_row, eval_row = _row(as_json), _row(as_eval)
+    assert {k: v for k, v in json_row.items() if k != "log"} == {
+        k: v for k, v in eval_row.items() if k != "log"
+    }
+
+
 def test_json_report_of_a_folder(known_log: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(Path(known_log).parent), "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]

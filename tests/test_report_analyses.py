@@ -302,3 +302,52 @@ def test_missing_matplotlib_is_one_clear_message(
     assert "pip install 'hss-inspect[report]'" in capsys.readouterr().err
     assert (tmp_path / "out" / "report.html").is_file()
     assert not (tmp_path / "out" / "leaderboard.png").exists()
+
+
+# ---- recipes (plans; the frame sweep and the re-grading run in test_report_e2e) --------
+
+
+def test_recipe_plans_follow_table5() -> None:
+    from hss_inspect.recipes import plan_recipe
+
+    table1 = plan_recipe("table1")
+    assert len(table1) == 25 and {r.task for r in table1} == {"hss"}
+    assert all(r.epochs == 3 for r in table1)
+    by_model = {r.model: r for r in table1}
+    gemini = by_model["google/gemini-3.6-flash"].generate
+    assert gemini == {
+        "reasoning_effort": "high",
+        "timeout": 1200,
+        "max_retries": 5,
+        "max_tokens": 16384,
+    }
+    assert "max_tokens" not in by_model["openai-api/dashscope/qwen3.8-flash"].generate
+    assert table1[0].grader == {
+        "model": "anthropic/claude-opus-5",
+        "reasoning_effort": "high",
+        "max_tokens": 8192,
+    }
+    (blind,) = plan_recipe("blind")
+    assert (blind.task, blind.model, blind.epochs) == ("hss_blind", "openai/gpt-6-astra", 3)
+    effort = plan_recipe("effort")
+    levels = [(r.model, r.generate["reasoning_effort"]) for r in effort]
+    assert len(effort) == 5 + 4 + 3 and all(r.epochs == 1 for r in effort)
+    assert levels[:5] == [
+        ("openai/gpt-6-astra", e) for e in ("low", "medium", "high", "xhigh", "max")
+    ]
+    frames = plan_recipe("frames", ["Kimi-K3"], {"Kimi-K3": "openai-api/proxy/kimi"})
+    assert [r.task_args["max_frames"] for r in frames] == [10, 25, 50, 100, 250, 500]
+    assert {r.model for r in frames} == {"openai-api/proxy/kimi"}
+    with pytest.raises(ValueError, match="not a model of Table 5"):
+        plan_recipe("table1", ["GPT-7"])
+
+
+def test_recipe_dry_run_prints_inspect_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recipe", "blind", "--dry-run", "-T", "revision=abc123"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line == (
+        "inspect eval hss_inspect/hss_blind --model openai/gpt-6-astra --epochs 3 "
+        "--reasoning-effort max --timeout 1200 --max-retries 5 --max-tokens 128000 "
+        "-T revision=abc123 --model-role "
+        "'grader={model: anthropic/claude-opus-5, reasoning_effort: high, max_tokens: 8192}'"
+    )

@@ -6,17 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from hss_inspect.config import limits_for
+from hss_inspect.limits import applied_limits, limits_for
 from hss_inspect.settings import FrameSettings, MediaSettings
 from hss_inspect.solver import frame_settings_for, use_native_video
 
 
 def test_paper_frame_caps_apply_only_when_no_cap_is_given() -> None:
+    def cap(media: MediaSettings, model: str) -> int | None:
+        return frame_settings_for(media, applied_limits(media, model)).max_images
+
     media = MediaSettings()
-    assert frame_settings_for(media, "openai-api/proxy/qwen3.8-max").max_images == 250
-    assert frame_settings_for(media, "openai/gpt-6-astra").max_images is None
+    assert cap(media, "openai-api/proxy/qwen3.8-max") == 250
+    assert cap(media, "openai-api/proxy/gpt-6-astra") is None
+    # OpenAI's own API documents 1,500 images per request: above the paper's 500 frames
+    assert cap(media, "openai/gpt-6-astra") == 1500
     explicit = MediaSettings(frames=FrameSettings(max_images=7))
-    assert frame_settings_for(explicit, "openai-api/proxy/qwen3.8-max").max_images == 7
+    assert cap(explicit, "openai-api/proxy/qwen3.8-max") == 7
 
 
 def test_native_video_follows_the_option_the_provider_and_the_file(tmp_path: Path) -> None:
@@ -27,7 +32,10 @@ def test_native_video_follows_the_option_the_provider_and_the_file(tmp_path: Pat
     auto = MediaSettings()
     assert use_native_video(auto, "google/gemini-3.8-flash", clip)
     assert not use_native_video(auto, "openai/gpt-6-astra", clip)
-    assert use_native_video(MediaSettings(native_video="true"), "openai/gpt-6-astra", clip)
+    # `true` for a provider that takes no video is refused when the task is built; a
+    # sample reaching the solver anyway gets frames
+    assert not use_native_video(MediaSettings(native_video="true"), "openai/gpt-6-astra", clip)
+    assert use_native_video(MediaSettings(native_video="true"), "google/gemini-x", clip)
     assert not use_native_video(
         MediaSettings(native_video="false"), "google/gemini-3.8-flash", clip
     )

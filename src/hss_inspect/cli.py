@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hss_inspect.estimate import add_parser as add_estimate_parser
+from hss_inspect.estimate import estimate_command
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="show where the media cache is and its size")
     cache.add_argument("--clear", action="store_true", help="delete every cached entry")
     report_parsers.add_parsers(commands)
+    add_estimate_parser(commands)
     add_recipe_parser(commands)
     return parser
 
@@ -79,6 +82,12 @@ def _add_prepare_parser(commands: argparse._SubParsersAction) -> None:  # type: 
     prepare.add_argument("--image-max-side", type=int, default=DEFAULT_MEDIA.image_max_side)
     prepare.add_argument("--image-max-bytes", type=int, default=DEFAULT_MEDIA.image_max_bytes)
     prepare.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    prepare.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_MEDIA.media_timeout,
+        help="seconds allowed per media file (all its frame budgets together)",
+    )
 
 
 def frames_command(args: argparse.Namespace) -> int:
@@ -112,7 +121,7 @@ def prepare_command(args: argparse.Namespace) -> int:
     ]
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
-    jobs = jobs_for(rows, frame_settings, args.image_max_side, args.image_max_bytes)
+    jobs = jobs_for(rows, frame_settings, args.image_max_side, args.image_max_bytes, args.timeout)
     print(f"preparing {len(jobs)} media file(s) from {release.description} into {cache_root()}")
     summary = prepare_all(release, jobs, args.jobs)
     print("\n".join(summary.lines()))
@@ -141,6 +150,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
 COMMANDS["recipe"] = recipe_command
+COMMANDS["estimate"] = estimate_command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,8 +1,9 @@
 """`hss-inspect prepare`: fetch the selected media and fill the cache before a run.
 
-One job per media file (a clip with all its frame budgets, or an image), run in worker
-processes. Finished entries stay in the cache, so an interrupted run resumes where it
-stopped; a second run over the same selection only reads the cache.
+One job per media file (a clip with all its frame budgets, decoded once for all of them,
+or an image), run in worker processes, each under the media time limit. Finished
+entries stay in the cache, so an interrupted run resumes where it stopped; a second run
+over the same selection only reads the cache.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from hss_inspect.media.store import cached_prepare_image, cached_sample_video, remembered_sha256
+from hss_inspect.media.errors import Deadline
+from hss_inspect.media.store import cached_prepare_image, cached_sample_videos, remembered_sha256
 from hss_inspect.release import Release
 from hss_inspect.rows import TaskRow
 from hss_inspect.settings import FrameSettings
@@ -28,6 +30,7 @@ class PrepareJob:
     frame_settings: tuple[FrameSettings, ...]
     image_max_side: int
     image_max_bytes: int
+    time_limit: float | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ def jobs_for(
     frame_settings: Sequence[FrameSettings],
     image_max_side: int,
     image_max_bytes: int,
+    time_limit: float | None = None,
 ) -> list[PrepareJob]:
     """One job per distinct media file of the selected rows."""
     jobs: dict[str, PrepareJob] = {}
@@ -87,6 +91,7 @@ def jobs_for(
                 tuple(frame_settings),
                 image_max_side,
                 image_max_bytes,
+                time_limit,
             ),
         )
     return list(jobs.values())
@@ -96,15 +101,16 @@ def run_job(release: Release, job: PrepareJob) -> PrepareResult:
     """Fetch one media file and fill the cache for it; errors become part of the result."""
     try:
         path = release.media_file(job.media_path, job.task_id)
+        deadline = Deadline(job.time_limit)  # after the download: it limits preparation
         if job.media_type == "image":
-            image = cached_prepare_image(path, job.image_max_side, job.image_max_bytes)
+            image = cached_prepare_image(
+                path, job.image_max_side, job.image_max_bytes, deadline=deadline
+            )
             return PrepareResult(job.task_id, job.media_path, "image", 0, len(image.data))
         digest = remembered_sha256(path)
-        frames = total = 0
-        for settings in job.frame_settings:
-            video = cached_sample_video(path, settings, digest)
-            frames += len(video.jpegs)
-            total += sum(len(j) for j in video.jpegs)
+        videos = cached_sample_videos(path, job.frame_settings, digest, deadline=deadline)
+        frames = sum(len(video.jpegs) for video in videos)
+        total = sum(len(j) for video in videos for j in video.jpegs)
         return PrepareResult(job.task_id, job.media_path, "video", frames, total)
     except Exception as exc:  # one bad file must not stop the others; it is reported
         return PrepareResult(job.task_id, job.media_path, job.media_type, error=str(exc))

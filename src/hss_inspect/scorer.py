@@ -70,6 +70,8 @@ def rubric_judge(retries: int = DEFAULT_JUDGE_RETRIES, prompts_file: str = "judg
 
     async def score(state: TaskState, target: Target) -> Score:
         require_grader()
+        if state.metadata.get("model_error"):
+            return model_error_score(state)
         answer = state.output.completion.strip() if state.output else ""
         if not answer:
             return no_answer_score(state)
@@ -195,6 +197,21 @@ def no_answer_score(state: TaskState) -> Score:
         + (f" ({error})." if error else ".")
         + " Counted as a zero and as 'no answer'.",
         metadata={"output_error": error, "answer_usage": answer_usage(state)},
+    )
+
+
+def model_error_score(state: TaskState) -> Score:
+    """A provider error that survived Inspect's retries: the attempt is left out, counted."""
+    error = state.metadata["model_error"]
+    return Score(
+        value=attempt_value(model_error=True),
+        answer="",
+        explanation=(
+            f"Model error: the provider failed after Inspect's retries ({error['type']}: "
+            f"{error['message'][:300]}). This attempt is left out of pass@1, not counted "
+            "as a zero; run with -T model_errors=fail to fail the sample instead."
+        ),
+        metadata={"model_error": error, "answer_usage": None},
     )
 
 

@@ -1,9 +1,11 @@
 """`hss/scripted`: a local model provider for trying HSS with no network and no keys.
 
 As the model under evaluation it always gives the same answer (`FIXED_ANSWER`, or
-`-M answer="..."`). Bound to the `grader` role it recognises the HSS judge request (its
-system message is the judge prompt of `scorers/judge.yaml`) and replies with a
-well-formed verdict for exactly the criterion ids the request expects, by one rule:
+`-M answer="..."`). Bound to the `perturber` role of the judge audit it rewrites the
+reference by simple rules (`scripted_variant`). Bound to the `grader` role it
+recognises the HSS judge request (its system message is the judge prompt of
+`scorers/judge.yaml`) and replies with a well-formed verdict for exactly the criterion
+ids the request expects, by one rule:
 
     every criterion is met when the candidate answer contains the reference answer
     (ignoring case and runs of whitespace), and unmet otherwise.
@@ -33,6 +35,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.judge import judge_prompts
 
 PROVIDER = "hss"
@@ -42,6 +45,11 @@ FIXED_ANSWER = (
     "at the question or the media."
 )
 _DEFAULT_CONFIG = GenerateConfig()
+# The answer's marker lines: held to one line so that an answer of several lines is read
+# whole (a lazy match would stop the answer at its first line break).
+_ONE_LINE_FIELDS = frozenset({"answer_open", "answer_close"})
+_CRITERION_IDS = re.compile(r"\[id: ([^\]]+)\]")
+_PUNCTUATION = re.compile(r"[^\w\s]")
 
 
 @modelapi(name=PROVIDER)
@@ -73,7 +81,13 @@ class ScriptedModel(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         request = judge_request_text(input)
-        reply = self.answer if request is None else scripted_verdict(request)
+        perturbation = perturber_request_text(input)
+        if request is not None:
+            reply = scripted_verdict(request)
+        elif perturbation is not None:
+            reply = scripted_variant(perturbation)
+        else:
+            reply = self.answer
         output = ModelOutput.from_content(model=f"{PROVIDER}/{MODEL}", content=reply)
         output.usage = word_usage(input, reply)
         return output
@@ -103,6 +117,39 @@ def scripted_verdict(request: str) -> str:
     return json.dumps({"criteria": verdicts, "overall_comment": comment})
 
 
+def perturber_request_text(messages: list[ChatMessage]) -> str | None:
+    """The audit perturber's first request when the conversation is one, else None."""
+    system = next((m for m in messages if isinstance(m, ChatMessageSystem)), None)
+    if system is None or system.text.strip() != perturber_prompts().system:
+        return None
+    first_user = next((m for m in messages if isinstance(m, ChatMessageUser)), None)
+    return None if first_user is None else first_user.text
+
+
+def scripted_variant(request: str) -> str:
+    """The judge audit's perturber, by rule (so an audit runs offline; see the README):
+    extra_detail appends a sentence; paraphrase keeps the words and drops the punctuation;
+    partial keeps the first half of the words (target: the last criterion); contradiction
+    prefixes "It is not true that" (target: the first criterion)."""
+    match = _request_pattern(perturber_prompts().user.template).fullmatch(request)
+    if match is None:
+        raise ValueError("hss/scripted: the perturber request does not follow scorers/audit.yaml")
+    fields = match.groupdict()
+    reference, ids = fields["reference"], _CRITERION_IDS.findall(fields["criteria"])
+    words = reference.split()
+    variants: dict[str, tuple[str, str | None]] = {
+        "extra_detail": (f"{reference} This is said of the {fields['media_type']}.", None),
+        "paraphrase": (
+            "Put another way: " + " ".join(_PUNCTUATION.sub("", reference).split()),
+            None,
+        ),
+        "partial": (" ".join(words[: max(1, len(words) // 2)]) + " ...", ids[-1]),
+        "contradiction": (f"It is not true that {reference}", ids[0]),
+    }
+    variant, target = variants[fields["kind"]]
+    return json.dumps({"variant": variant, "target": target})
+
+
 def read_judge_request(request: str) -> dict[str, str]:
     """The filled-in placeholders of a judge request, read back through its own template."""
     match = _request_pattern(judge_prompts().user.template).fullmatch(request)
@@ -129,7 +176,8 @@ def _request_pattern(template: str) -> re.Pattern[str]:
             parts.append(f"(?P={name})")
         else:
             seen.add(name)
-            parts.append(f"(?P<{name}>.*?)")
+            text = r"[^\n]*?" if name in _ONE_LINE_FIELDS else ".*?"
+            parts.append(f"(?P<{name}>{text})")
         last = found.end()
     parts.append(re.escape(template[last:]))
     return re.compile("".join(parts), re.DOTALL)

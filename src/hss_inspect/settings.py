@@ -47,7 +47,8 @@ class FrameSettings:
 
 @dataclass(frozen=True)
 class MediaSettings:
-    """Everything that decides which bytes of media a model receives."""
+    """Everything that decides which bytes of media a model receives, and how long
+    preparing them for one sample may take."""
 
     frames: FrameSettings = FrameSettings()
     frame_bytes_budget: int = 32_000_000
@@ -55,6 +56,15 @@ class MediaSettings:
     image_max_bytes: int = 4_500_000
     native_video: NativeVideo = "auto"
     native_video_max_bytes: int = 60 * 1024 * 1024
+    # Seconds per media file. The 28-minute clip takes ~11 s alone on 2 cores; ten
+    # minutes leaves room for many samples decoding at once on a small machine.
+    media_timeout: float = 600.0
+
+    def __post_init__(self) -> None:
+        if not self.media_timeout > 0:
+            raise ValueError(
+                f"media_timeout must be a positive number of seconds, got {self.media_timeout}"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,16 +25,23 @@ from inspect_ai.model import (
     ModelOutput,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from PIL import Image
 
 from hss_inspect import prompt
-from hss_inspect.config import limits_for
+from hss_inspect.limits import (
+    PART_OVERHEAD_BYTES,
+    REQUEST_OVERHEAD_BYTES,
+    AppliedLimits,
+    applied_limits,
+    limits_for,
+)
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.video import SampledVideo, probe_duration
 from hss_inspect.release import Release
 from hss_inspect.rows import question_sha256
 from hss_inspect.scorer import require_grader
-from hss_inspect.settings import FrameSettings, MediaSettings
+from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 NATIVE_VIDEO_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mpeg": "mpeg", ".mpg": "mpeg"}
 ORACLE_MODEL_NAME = "hss/oracle"
@@ -77,26 +86,43 @@ def oracle_answer() -> Solver:
 async def media_turn(
     release: Release, media: MediaSettings, state: TaskState
 ) -> tuple[list[Content], dict[str, Any]]:
-    meta = state.metadata
+    return await user_turn_for(release, media, str(state.model), state.metadata)
+
+
+async def user_turn_for(
+    release: Release, media: MediaSettings, model_name: str, meta: dict[str, Any]
+) -> tuple[list[Content], dict[str, Any]]:
+    """The user turn a sample sends to `model_name`: media prepared under its limits, and
+    the record of what was sent (`hss-inspect estimate` builds the same turn)."""
     task_id, media_path = meta["task_id"], meta["media_path"]
-    path = await local_media(release, state)
+    limits = applied_limits(media, model_name)
+    path = await service.fetch(
+        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
+    )
     try:
         digest = await service.media_sha256(path)
         record: dict[str, Any] = {
             "media_sha256": digest,
             "question_sha256": question_sha256(meta["prompt"], digest),
         }
+        native, why_not = native_video_choice(media, limits, model_name, path)
         if meta["media_type"] == "image":
-            content, details = await image_content(path, media)
-        elif use_native_video(media, str(state.model), path):
+            content, details = await image_content(path, limits, media.media_timeout)
+        elif native:
             content, details = await native_video_content(path)
         else:
-            frames = frame_settings_for(media, str(state.model))
-            content, details = await frames_content(path, frames, media.frame_bytes_budget)
+            frames = frame_settings_for(media, limits)
+            budget = frames_budget(limits, frames, meta["prompt"])
+            content, details = await frames_content(
+                path, frames, budget, media.media_timeout, limits.image_max_raw_bytes
+            )
+            if why_not:
+                details["native_video_declined"] = why_not
     except MediaError as exc:
         raise type(exc)(f"task {task_id}: {exc}; {exc.remedy} ({media_path})") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))
-    return content, {**record, **details}
+    payload = payload_size(content)
+    return content, {**record, **details, "payload": payload, "limits": limits_record(limits)}
 
 
 async def local_media(release: Release, state: TaskState) -> Path:
@@ -107,26 +133,96 @@ async def local_media(release: Release, state: TaskState) -> Path:
     )
 
 
-def frame_settings_for(media: MediaSettings, model_name: str) -> FrameSettings:
-    """The task's frame settings, with the model's image cap when none was given."""
-    if media.frames.max_images is not None:
-        return media.frames
-    cap = limits_for(model_name).max_images
-    if cap is None:
-        return media.frames
-    return FrameSettings(**{**media.frames.as_dict(), "max_images": cap})
+def frame_settings_for(media: MediaSettings, limits: AppliedLimits) -> FrameSettings:
+    """The task's frame settings under the model's image cap and side limits."""
+    frames = media.frames
+    cap = limits.max_images
+    count = min(frames.max_frames, cap) if cap is not None else frames.max_frames
+    side = limits.frame_side_for(count, frames.frame_side)
+    if cap == frames.max_images and side == frames.frame_side:
+        return frames
+    return FrameSettings(**{**frames.as_dict(), "max_images": cap, "frame_side": side})
+
+
+def frames_budget(limits: AppliedLimits, frames: FrameSettings, question: str) -> int:
+    """Raw bytes the frames of one request may total: the task's budget, or less when the
+    provider's request limit (counted on the encoded payload, text included) is stricter."""
+    count = min(frames.max_frames, frames.max_images or frames.max_frames)
+    # the note, the labels and the question, counted generously
+    text_bytes = 2_000 + count * 40 + len(question.encode())
+    return limits.media_raw_budget(count, text_bytes)
+
+
+def native_video_choice(
+    media: MediaSettings, limits: AppliedLimits, model_name: str, path: Path
+) -> tuple[bool, str | None]:
+    """Whether the clip goes whole, and why not when native video was asked for."""
+    wanted = media.native_video == "true" or (
+        media.native_video == "auto" and limits.native_video and limits_for(model_name).native_video
+    )
+    if not wanted:
+        return False, None
+    if path.suffix.lower() not in NATIVE_VIDEO_FORMATS:
+        return False, f"{path.suffix or 'no extension'} is not a format Inspect sends as video"
+    if not limits.native_video:
+        return False, f"{limits.provider} takes no video through Inspect"
+    size = path.stat().st_size
+    if size > limits.video_max_bytes:
+        return False, (
+            f"the clip's {size} bytes exceed the video limit of {limits.video_max_bytes} bytes"
+        )
+    return True, None
 
 
 def use_native_video(media: MediaSettings, model_name: str, path: Path) -> bool:
-    if media.native_video == "false" or path.suffix.lower() not in NATIVE_VIDEO_FORMATS:
-        return False
-    if path.stat().st_size > media.native_video_max_bytes:
-        return False
-    return media.native_video == "true" or limits_for(model_name).native_video
+    return native_video_choice(media, applied_limits(media, model_name), model_name, path)[0]
 
 
-async def image_content(path: Path, media: MediaSettings) -> tuple[list[Content], dict[str, Any]]:
-    image = await service.image_bytes(path, media.image_max_side, media.image_max_bytes)
+def limits_record(limits: AppliedLimits) -> dict[str, Any]:
+    return {
+        "provider": limits.provider,
+        "model": limits.model,
+        "request_max_bytes": limits.request_max_bytes,
+        "request_margin": limits.request_margin,
+        "max_images": limits.max_images,
+        "image_max_raw_bytes": limits.image_max_raw_bytes,
+        "image_max_side": limits.image_max_side,
+        "image_max_pixels": limits.image_max_pixels,
+        "clamped": [asdict(c) for c in limits.clamps],
+    }
+
+
+def payload_size(content: list[Content]) -> dict[str, int]:
+    """What the request carries: images, and the bytes of media and text once encoded."""
+    media_parts = [c for c in content if isinstance(c, ContentImage | ContentVideo)]
+    encoded = sum(len(_uri_of(c)) for c in media_parts)
+    text = sum(len(c.text.encode()) for c in content if isinstance(c, ContentText))
+    return {
+        "images": sum(isinstance(c, ContentImage) for c in content),
+        "media_encoded_bytes": encoded,
+        "text_bytes": text,
+        "estimated_request_bytes": encoded
+        + text
+        + REQUEST_OVERHEAD_BYTES
+        + len(content) * PART_OVERHEAD_BYTES,
+    }
+
+
+def _uri_of(part: ContentImage | ContentVideo) -> str:
+    uri = part.image if isinstance(part, ContentImage) else part.video
+    return uri.split(",", 1)[1] if uri.startswith("data:") else uri
+
+
+async def image_content(
+    path: Path, limits: AppliedLimits, time_limit: float = DEFAULT_MEDIA.media_timeout
+) -> tuple[list[Content], dict[str, Any]]:
+    image = await service.image_bytes(
+        path,
+        limits.image_max_side,
+        limits.image_max_raw_bytes,
+        time_limit,
+        limits.image_max_pixels,
+    )
     content: list[Content] = [
         ContentText(text=prompt.IMAGE_NOTE),
         ContentImage(image=data_uri(image.data, image.mime)),
@@ -154,14 +250,30 @@ async def native_video_content(path: Path) -> tuple[list[Content], dict[str, Any
 
 
 async def frames_content(
-    path: Path, settings: FrameSettings, byte_budget: int
+    path: Path,
+    settings: FrameSettings,
+    byte_budget: int,
+    time_limit: float = DEFAULT_MEDIA.media_timeout,
+    max_each: int | None = None,
 ) -> tuple[list[Content], dict[str, Any]]:
-    video = await service.video_frames(path, settings, byte_budget)
+    sampled = await service.video_frames(path, settings, sys.maxsize, time_limit)
+    video = await service.video_frames(path, settings, byte_budget, time_limit, max_each)
     content: list[Content] = [ContentText(text=frames_note(video))]
     for timestamp, jpeg in zip(video.timestamps, video.jpegs, strict=True):
         content.append(ContentText(text=prompt.frame_label(timestamp)))
         content.append(ContentImage(image=data_uri(jpeg, "image/jpeg")))
-    return content, frames_record(video, settings)
+    record = frames_record(video, settings)
+    sent_size = jpeg_size(video.jpegs[0]) if video.jpegs else [video.width, video.height]
+    record["byte_budget"] = byte_budget
+    record["bytes_before_budget"] = sum(len(j) for j in sampled.jpegs)
+    record["frame_size_sent"] = sent_size
+    record["shrunk_to_budget"] = sent_size != [video.width, video.height]
+    return content, record
+
+
+def jpeg_size(jpeg: bytes) -> list[int]:
+    with Image.open(io.BytesIO(jpeg)) as image:
+        return [image.width, image.height]
 
 
 def frames_note(video: SampledVideo) -> str:

@@ -7,19 +7,23 @@ which read tasks from source, see every one of them.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Scorer
-from inspect_ai.solver import Solver, generate
+from inspect_ai.solver import Solver
 
 from hss_inspect import options as opt
 from hss_inspect.agentic.loop import hss_agent
+from hss_inspect.answer import MODEL_ERRORS, answer
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.dataset import build_dataset
 from hss_inspect.errors import SetupError
 from hss_inspect.judge import judge_prompts
 from hss_inspect.labeler import DEFAULT_LABELER_RETRIES, failure_cause
+from hss_inspect.limits import applied_limits, clamp_warnings, native_video_refusal
 from hss_inspect.release import Release, open_release
 from hss_inspect.rows import OptionList, TaskRow, as_list, select_rows
 from hss_inspect.scorer import rubric_judge
@@ -40,8 +44,10 @@ from hss_inspect.settings import (
     MediaSettings,
     NativeVideo,
 )
-from hss_inspect.solver import hss_input, oracle_answer
+from hss_inspect.solver import hss_input, limits_record, oracle_answer
 from hss_inspect.versioning import comparability_version, task_version
+
+logger = logging.getLogger(__name__)
 
 
 @task
@@ -60,6 +66,7 @@ def hss(
     image_max_side: int = DEFAULT_MEDIA.image_max_side,
     image_max_bytes: int = DEFAULT_MEDIA.image_max_bytes,
     native_video: str | bool = DEFAULT_MEDIA.native_video,
+    media_timeout: float = DEFAULT_MEDIA.media_timeout,
     judge_retries: int = DEFAULT_JUDGE_RETRIES,
     agent_steps: int = DEFAULT_AGENT.max_steps,
     agent_tokens: int = DEFAULT_AGENT.max_output_tokens,
@@ -69,13 +76,14 @@ def hss(
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
     labeler: bool = False,
     labeler_retries: int = DEFAULT_LABELER_RETRIES,
+    model_errors: str = "omit",
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     condition = opt.choice("condition", condition, CONDITIONS)
     media = opt.choice("media", media, MEDIA_CHOICES)
     media_settings = media_settings_from(
         fps, max_frames, frame_side, max_images, frame_bytes_budget,
-        image_max_side, image_max_bytes, native_video,
+        image_max_side, image_max_bytes, native_video, media_timeout,
     )  # fmt: skip
     retries = opt.whole_number("judge_retries", judge_retries, 0)
     agent = AgentSettings(
@@ -86,11 +94,13 @@ def hss(
         window_max_frames=opt.whole_number("agent_window_frames", agent_window_frames, 1),
         zoom_side=opt.whole_number("agent_zoom_side", agent_zoom_side, 64),
     )
+    model_errors = opt.choice("model_errors", model_errors, MODEL_ERRORS)
+    provider_limits = check_model_limits(media_settings, condition)
     release = open_release(dataset, revision)
     rows = selected_rows(release, media, domains, subdomains)
     return Task(
         dataset=build_dataset(release, rows),
-        solver=conditioned_solver(condition, release, media_settings, agent),
+        solver=conditioned_solver(condition, release, media_settings, agent, model_errors),
         scorer=scorers(
             retries,
             opt.choice("labeler", labeler, ("true", "false")) == "true",
@@ -112,6 +122,8 @@ def hss(
                 "tasks": len(rows),
             },
             "hss_media_settings": media_settings.as_dict(),
+            "hss_provider_limits": provider_limits,
+            "hss_model_errors": model_errors,
             "hss_judge_retries": retries,
             "hss_judge_prompt_sha256": judge_prompts().sha256,
             **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
@@ -176,6 +188,7 @@ def media_settings_from(
     image_max_side: Any,
     image_max_bytes: Any,
     native_video: Any,
+    media_timeout: Any,
 ) -> MediaSettings:
     """The media options, each checked and named in the error when wrong."""
     return MediaSettings(
@@ -189,6 +202,7 @@ def media_settings_from(
         image_max_side=opt.whole_number("image_max_side", image_max_side, 16),
         image_max_bytes=opt.whole_number("image_max_bytes", image_max_bytes, 1),
         native_video=native_video_option(native_video),
+        media_timeout=opt.positive_number("media_timeout", media_timeout),
     )
 
 
@@ -207,13 +221,40 @@ def selected_rows(
 
 
 def conditioned_solver(
-    condition: str, release: Release, media: MediaSettings, agent: AgentSettings
+    condition: str,
+    release: Release,
+    media: MediaSettings,
+    agent: AgentSettings,
+    model_errors: str = "omit",
 ) -> list[Solver]:
     if condition == "oracle":
         return [oracle_answer()]
     if condition == "agentic":
         return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
-    return [hss_input(release, media, condition), generate()]
+    return [hss_input(release, media, condition), answer(model_errors)]  # type: ignore[arg-type]
+
+
+def model_under_evaluation() -> str | None:
+    """The model Inspect is creating this task for (None outside an eval)."""
+    try:
+        return str(get_model())
+    except Exception:  # no active model: the task was built outside `inspect eval`
+        return None
+
+
+def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] | None:
+    """Refuse native video the provider cannot take; warn about clamped options; the
+    limits that will apply, for the eval's metadata."""
+    model = model_under_evaluation()
+    if model is None or condition not in ("standard", "agentic"):
+        return None
+    refusal = native_video_refusal(media, model)
+    if refusal is not None:
+        raise SetupError(refusal)
+    limits = applied_limits(media, model)
+    for warning in clamp_warnings(limits):
+        logger.warning(warning)
+    return limits_record(limits)
 
 
 @task

@@ -90,6 +90,10 @@ def write_log(
     max_frames: int = 500,
     judge: str = JUDGE,
     legacy: bool = False,
+    task_id: str = "",
+    eval_id: str = "",
+    created: str = "2026-11-29T20:00:00+00:00",
+    status: str = "success",
 ) -> str:
     samples = []
     for item in items:
@@ -115,9 +119,11 @@ def write_log(
                 )
             )
     log = EvalLog(
-        status="success",
+        status=status,  # type: ignore[arg-type]
         eval=EvalSpec(
-            created="2026-11-29T20:00:00+00:00",
+            created=created,
+            task_id=task_id or path.stem,
+            eval_id=eval_id or path.stem,
             task="hss_inspect/hss",
             dataset=EvalDataset(
                 name="hss", samples=len(items), sample_ids=[item.task_id for item in items]

@@ -98,3 +98,29 @@ def olah_hub(mirrors: Path, workdir: Path) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=10)
         log.close()
+
+
+@contextmanager
+def provider_stand_in(workdir: Path, rules: dict[str, object]) -> Iterator[tuple[str, Path]]:
+    """Start the provider stand-in enforcing `rules`; yields (root URL, request log)."""
+    import json
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    config, port_file, log_file = workdir / "rules.json", workdir / "port", workdir / "wire.jsonl"
+    config.write_text(json.dumps(rules))
+    log_file.touch()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "provider_server.py"),
+            str(config),
+            str(port_file),
+            str(log_file),
+        ]
+    )
+    try:
+        _wait_for(lambda: port_file.exists() and port_file.read_text(), "provider stand-in")
+        yield f"http://127.0.0.1:{port_file.read_text()}", log_file
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

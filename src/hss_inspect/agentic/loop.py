@@ -34,6 +34,7 @@ from inspect_ai.tool import Tool
 from hss_inspect import prompt
 from hss_inspect.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.agentic.views import ShownFrame, decode_data_uri, image_size
+from hss_inspect.limits import applied_limits
 from hss_inspect.release import Release
 from hss_inspect.settings import AgentSettings, MediaSettings
 from hss_inspect.solver import frame_settings_for, local_media
@@ -131,7 +132,7 @@ async def conversation_media(
 ) -> AgentMedia:
     """The tools' view of this sample: its file, what the first turn showed, the image budget."""
     sent = state.metadata["sent_media"]
-    frame_settings = frame_settings_for(media, str(state.model))
+    frame_settings = frame_settings_for(media, applied_limits(media, str(state.model)))
     first_turn_images = count_images(state.messages)
     budget = limits.max_tool_images
     if frame_settings.max_images is not None:

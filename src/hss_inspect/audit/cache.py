@@ -10,7 +10,6 @@ leaves them alone, and deleting that folder makes the next audit write new varia
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -74,7 +73,8 @@ def decode_entry(key: VariantKey, data: bytes) -> Perturbation | None:
         return None
 
 
-_process_locks: dict[str, asyncio.Lock] = {}
+# anyio locks are not tied to one event loop, so a second eval() in this process is fine.
+_process_locks: dict[str, anyio.Lock] = {}
 
 
 @contextlib.asynccontextmanager
@@ -84,7 +84,7 @@ async def _held(path: Path) -> AsyncIterator[None]:
     The file lock is taken in a worker thread, so waiting for another process never
     blocks this process's event loop.
     """
-    lock = _process_locks.setdefault(str(path), asyncio.Lock())
+    lock = _process_locks.setdefault(str(path), anyio.Lock())
     async with lock:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.with_suffix(".lock").open("a+b") as handle:

@@ -155,6 +155,39 @@ def wrong_verdicts(records: Sequence[AuditRecord]) -> list[WrongVerdict]:
     ]
 
 
+@dataclass(frozen=True)
+class CriterionRow:
+    """One rubric criterion over every variant of its task that the judge graded."""
+
+    task_id: str
+    criterion: str
+    title: str
+    tally: Tally  # criterion-level fields only
+    wrong_kinds: tuple[str, ...]
+
+
+def criterion_rows(records: Sequence[AuditRecord]) -> list[CriterionRow]:
+    """Per criterion: its false passes and false fails across kinds, worst first."""
+    tallies: dict[tuple[str, str], Tally] = {}
+    wrong: dict[tuple[str, str], list[str]] = {}
+    titles: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.expected is None or r.judged is None:
+            continue
+        for cid, built in r.expected.items():
+            key = (r.task_id, cid)
+            judged = r.judged.get(cid, False)
+            tallies[key] = tallies.get(key, Tally()) + tally_of({cid: built}, {cid: judged})
+            titles[key] = r.titles.get(cid, "")
+            if judged != built:
+                wrong.setdefault(key, []).append(r.kind)
+    rows = [
+        CriterionRow(task, cid, titles[(task, cid)], tally, tuple(wrong.get((task, cid), [])))
+        for (task, cid), tally in tallies.items()
+    ]
+    return sorted(rows, key=lambda row: (-len(row.wrong_kinds), row.task_id, row.criterion))
+
+
 def judge_groups(run: AuditRun) -> dict[str, dict[str, Tally]]:
     """Totals by kind (with `all`), by media type and by subdomain label."""
     items = [r.labelled() for r in run.records]
@@ -212,7 +245,36 @@ def judge_markdown(run: AuditRun, max_errors: int = 50) -> str:
     for title, key in (("media type", "media"), ("subdomain", "subdomain")):
         rows = [[label, *_tally_cells(tally)] for label, tally in groups[key].items()]
         lines += ["", *_table([title], rows)]
+    lines += ["", *_criterion_lines(criterion_rows(run.records), max_errors)]
     return "\n".join([*lines, "", *_wrong_lines(wrong_verdicts(run.records), max_errors)])
+
+
+def _criterion_lines(rows: Sequence[CriterionRow], limit: int) -> list[str]:
+    wrong = [row for row in rows if row.wrong_kinds]
+    if not wrong:
+        return []
+    lines = [
+        f"### Criteria the judge got wrong ({len(wrong)} of {len(rows)})",
+        "",
+        _row(["task", "criterion", RATE_TITLES["fp_crit"], RATE_TITLES["ff_crit"], "on kinds"]),
+        _row(["---"] * 5),
+    ]
+    for row in wrong[:limit]:
+        rates = rates_of(row.tally)
+        lines.append(
+            _row(
+                [
+                    row.task_id,
+                    f"{table_cell(row.criterion)}: {table_cell(row.title)}",
+                    rate_cell(rates.get("fp_crit")),
+                    rate_cell(rates.get("ff_crit")),
+                    ", ".join(row.wrong_kinds),
+                ]
+            )
+        )
+    if len(wrong) > limit:
+        lines += ["", f"({len(wrong) - limit} more in the JSON report.)"]
+    return lines
 
 
 def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
@@ -355,6 +417,15 @@ def audit_json(runs: Sequence[AuditRun]) -> dict[str, Any]:
                 f"by_{key}": {label: _tally_json(t) for label, t in groups.items()}
                 for key, groups in judge_groups(run).items()
             },
+            "by_criterion": [
+                {
+                    "task_id": row.task_id,
+                    "criterion": row.criterion,
+                    **{k: v for k, v in _tally_json(row.tally).items() if not k.startswith("item")},
+                    "wrong_kinds": list(row.wrong_kinds),
+                }
+                for row in criterion_rows(run.records)
+            ],
             "wrong_verdicts": [vars(w) for w in wrong_verdicts(run.records)],
         }
         for run in runs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +23,26 @@ class MediaTimeout(MediaError):
     )
 
 
+class MediaCancelled(MediaError):
+    """Nobody waits for this preparation any more (every sample that needed it stopped)."""
+
+
 @dataclass(frozen=True)
 class Deadline:
     """A time limit on preparing one media file, checked between units of work.
 
     Decoding runs in threads, which cannot be stopped from outside; checking between
-    packets stops the work itself, not only the wait for it.
+    packets stops the work itself, not only the wait for it. `cancelled`, when set,
+    stops it the same way.
     """
 
     seconds: float | None
+    cancelled: threading.Event | None = None
     started: float = field(default_factory=time.monotonic)
 
     def check(self, path: Path) -> None:
+        if self.cancelled is not None and self.cancelled.is_set():
+            raise MediaCancelled(f"{path}: preparation stopped, nothing waits for it")
         if self.seconds is not None and time.monotonic() - self.started > self.seconds:
             raise MediaTimeout(
                 f"{path}: preparing it took longer than the {self.seconds:g} s media time limit"

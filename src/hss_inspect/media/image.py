@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import io
+import logging
+import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from hss_inspect.media.errors import MediaError
+from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
+
+logger = logging.getLogger(__name__)
+# Pillow's own warning names no file, and a warnings filter cannot be set per call from
+# worker threads safely; `upright_image` logs its own warning, naming the file.
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 # Formats every major provider accepts as sent; anything else is re-encoded.
 _PASSTHROUGH = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
@@ -26,38 +34,75 @@ class PreparedImage:
     original_bytes: int
 
 
-def prepare_image(path: Path, max_side: int, max_bytes: int) -> PreparedImage:
-    """The bytes to send for the image at `path` under the side and size limits."""
+def prepare_image(
+    path: Path,
+    max_side: int,
+    max_bytes: int,
+    deadline: Deadline = NO_DEADLINE,
+    max_pixels: int | None = None,
+) -> PreparedImage:
+    """The bytes to send for the image at `path` under the side, pixel and size limits."""
     raw = path.read_bytes()
     upright, source_format = upright_image(raw, path)
+    deadline.check(path)
     width, height = upright.size
     mime = _PASSTHROUGH.get(source_format)
-    if mime and max(width, height) <= max_side and len(raw) <= max_bytes:
+    pixels_ok = max_pixels is None or width * height <= max_pixels
+    if mime and max(width, height) <= max_side and pixels_ok and len(raw) <= max_bytes:
         return PreparedImage(raw, mime, width, height, False, len(raw))
-    data, size = _reencode_within(upright, max_side, max_bytes, path)
+    data, size = _reencode_within(upright, max_side, max_bytes, path, deadline, max_pixels)
     return PreparedImage(data, "image/jpeg", size[0], size[1], True, len(raw))
 
 
 def upright_image(raw: bytes, path: Path) -> tuple[Image.Image, str]:
-    """The image in `raw` turned upright by its EXIF orientation, and its format name."""
+    """The image in `raw` turned upright by its EXIF orientation, and its format name.
+
+    Pillow's decompression-bomb guard names neither the file nor what to do: past its
+    error threshold the image is refused here with both; past its warning threshold
+    (half of that) the image is used and a warning naming the file is logged instead.
+    """
     try:
         with Image.open(io.BytesIO(raw)) as opened:
             opened.load()
-            return ImageOps.exif_transpose(opened), opened.format or ""
+            upright, source_format = ImageOps.exif_transpose(opened), opened.format or ""
+    except Image.DecompressionBombError as exc:
+        raise MediaError(
+            f"{path}: refused as a possible decompression bomb ({exc}); a genuine image "
+            "this large must be scaled down before use"
+        ) from exc
     except (UnidentifiedImageError, OSError) as exc:
         raise MediaError(f"{path}: not a readable image ({exc})") from exc
+    limit = Image.MAX_IMAGE_PIXELS
+    if limit is not None and upright.width * upright.height > limit:
+        logger.warning(
+            "%s: %dx%d is over Pillow's %d-pixel decompression-bomb warning size; used as is",
+            path,
+            upright.width,
+            upright.height,
+            limit,
+        )
+    return upright, source_format
 
 
 def _reencode_within(
-    image: Image.Image, max_side: int, max_bytes: int, path: Path
+    image: Image.Image,
+    max_side: int,
+    max_bytes: int,
+    path: Path,
+    deadline: Deadline,
+    max_pixels: int | None = None,
 ) -> tuple[bytes, tuple[int, int]]:
     """JPEG at falling quality, then at smaller sizes, until it fits; upright orientation kept."""
     image = _flatten(image)
     scale = min(1.0, max_side / max(image.size))
+    if max_pixels is not None:
+        # floor to whole pixels below the limit: rounding up could land one row over it
+        scale = min(scale, math.sqrt(max_pixels / (image.width * image.height)) * 0.999)
     while True:
         size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
         resized = image if size == image.size else image.resize(size, Image.Resampling.LANCZOS)
         for quality in _QUALITIES:
+            deadline.check(path)
             data = _encode_jpeg(resized, quality)
             if len(data) <= max_bytes:
                 return data, size
@@ -81,16 +126,22 @@ def _encode_jpeg(image: Image.Image, quality: int) -> bytes:
     return buffer.getvalue()
 
 
-def shrink_jpegs_to_budget(jpegs: list[bytes], budget: int, quality: int) -> list[bytes]:
-    """Shrink every frame by one common factor until all of them fit in `budget` bytes."""
-    total = sum(len(j) for j in jpegs)
+def shrink_jpegs_to_budget(
+    jpegs: list[bytes], budget: int, quality: int, max_each: int | None = None
+) -> list[bytes]:
+    """Shrink every frame by one common factor until all of them fit in `budget` bytes
+    and each fits in `max_each` bytes."""
+    each = max_each if max_each is not None else budget
+
+    def excess(frames: list[bytes]) -> float:
+        return max(sum(len(j) for j in frames) / budget, max(len(j) for j in frames) / each)
+
     scale = 1.0
     shrunk = jpegs
-    while total > budget:
+    while jpegs and excess(shrunk) > 1:
         # Bytes of a JPEG grow roughly with its area, so aim below the budget's share.
-        scale *= max(0.5, min(0.95, (budget / total) ** 0.5 * 0.95))
+        scale *= max(0.5, min(0.95, (1 / excess(shrunk)) ** 0.5 * 0.95))
         shrunk = [_rescale_jpeg(j, scale, quality) for j in jpegs]
-        total = sum(len(j) for j in shrunk)
         if scale < 0.05:
             raise MediaError(f"cannot fit {len(jpegs)} frames in {budget} bytes")
     return shrunk

@@ -2,16 +2,23 @@
 
 Epochs of a sample (and samples sharing a clip) may start together; the first caller
 prepares, the others await the same work, and later callers read the disk cache.
+
+Each preparation runs under a time limit (`MediaSettings.media_timeout`). When every
+sample awaiting a preparation is cancelled (Inspect cancels the other samples when one
+fails), the work is told to stop, and its outcome is retrieved here, so no exception is
+left for asyncio to report as "never retrieved" after the run's real error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from hss_inspect.media.errors import Deadline
 from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
 from hss_inspect.media.plan import FramePlan
 from hss_inspect.media.store import (
@@ -21,49 +28,103 @@ from hss_inspect.media.store import (
     remembered_sha256,
 )
 from hss_inspect.media.video import SampledVideo
-from hss_inspect.settings import FrameSettings
+from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings
 
 R = TypeVar("R")
+DEFAULT_TIME_LIMIT = DEFAULT_MEDIA.media_timeout
 
-_inflight: dict[tuple[object, ...], asyncio.Future[Any]] = {}
+
+@dataclass
+class _Shared:
+    """One preparation in flight and the samples awaiting it."""
+
+    future: asyncio.Future[Any]
+    stop: threading.Event = field(default_factory=threading.Event)
+    waiters: int = 0
 
 
-async def _once(key: tuple[object, ...], work: Callable[[], R]) -> R:
+_inflight: dict[tuple[object, ...], _Shared] = {}
+
+
+async def _once(
+    key: tuple[object, ...], work: Callable[[Deadline], R], time_limit: float | None = None
+) -> R:
     loop = asyncio.get_running_loop()
     full_key = (id(loop), *key)
-    future = _inflight.get(full_key)
-    if future is None:
-        future = asyncio.ensure_future(asyncio.to_thread(work))
-        _inflight[full_key] = future
-        future.add_done_callback(lambda _: _inflight.pop(full_key, None))
-    # shield: one sample being cancelled must not cancel the work others await
-    return cast(R, await asyncio.shield(future))
+    shared = _inflight.get(full_key)
+    if shared is None:
+        stop = threading.Event()
+        # The clock starts when a worker thread takes the job, not while it queues.
+        future = asyncio.ensure_future(asyncio.to_thread(lambda: work(Deadline(time_limit, stop))))
+        shared = _Shared(future, stop)
+        _inflight[full_key] = shared
+        future.add_done_callback(lambda done: _finished(full_key, shared, done))
+    shared.waiters += 1
+    try:
+        # shield: one sample being cancelled must not cancel the work others await
+        return cast(R, await asyncio.shield(shared.future))
+    finally:
+        shared.waiters -= 1
+        if shared.waiters == 0 and not shared.future.done():
+            _abandon(full_key, shared)
+
+
+def _abandon(full_key: tuple[object, ...], shared: _Shared) -> None:
+    """Nobody awaits this work any more: stop it, and let a later caller start afresh."""
+    shared.stop.set()
+    if _inflight.get(full_key) is shared:
+        del _inflight[full_key]
+
+
+def _finished(full_key: tuple[object, ...], shared: _Shared, done: asyncio.Future[Any]) -> None:
+    if _inflight.get(full_key) is shared:
+        del _inflight[full_key]
+    if not done.cancelled():
+        # Marks the exception as seen; anyone awaiting the future still receives it.
+        done.exception()
 
 
 async def media_sha256(path: Path) -> str:
-    return await _once(("sha", str(path)), lambda: remembered_sha256(path))
+    return await _once(("sha", str(path)), lambda _: remembered_sha256(path))
 
 
-async def video_frames(path: Path, settings: FrameSettings, byte_budget: int) -> SampledVideo:
+async def video_frames(
+    path: Path,
+    settings: FrameSettings,
+    byte_budget: int,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    max_each: int | None = None,
+) -> SampledVideo:
     digest = await media_sha256(path)
     video = await _once(
-        ("frames", digest, settings), lambda: cached_sample_video(path, settings, digest)
+        ("frames", digest, settings),
+        lambda deadline: cached_sample_video(path, settings, digest, deadline=deadline),
+        time_limit,
     )
-    if sum(len(j) for j in video.jpegs) <= byte_budget:
+    fits_each = max_each is None or all(len(j) <= max_each for j in video.jpegs)
+    if sum(len(j) for j in video.jpegs) <= byte_budget and fits_each:
         return video
     shrunk = await _once(
-        ("budget", digest, settings, byte_budget),
-        lambda: shrink_jpegs_to_budget(list(video.jpegs), byte_budget, settings.jpeg_quality),
+        ("budget", digest, settings, byte_budget, max_each),
+        lambda _: shrink_jpegs_to_budget(
+            list(video.jpegs), byte_budget, settings.jpeg_quality, max_each
+        ),
     )
     return _with_jpegs(video, shrunk)
 
 
-async def plan_frames_of(path: Path, settings: FrameSettings, plan: FramePlan) -> SampledVideo:
+async def plan_frames_of(
+    path: Path,
+    settings: FrameSettings,
+    plan: FramePlan,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+) -> SampledVideo:
     """Frames of a plan made elsewhere (a window of the clip, one frame), cached."""
     digest = await media_sha256(path)
     return await _once(
         ("plan", digest, settings, plan.effective_fps, plan.slots),
-        lambda: cached_decode_plan(path, settings, plan, digest),
+        lambda deadline: cached_decode_plan(path, settings, plan, digest, deadline=deadline),
+        time_limit,
     )
 
 
@@ -71,13 +132,22 @@ def _with_jpegs(video: SampledVideo, jpegs: list[bytes]) -> SampledVideo:
     return replace(video, jpegs=tuple(jpegs))
 
 
-async def image_bytes(path: Path, max_side: int, max_bytes: int) -> PreparedImage:
+async def image_bytes(
+    path: Path,
+    max_side: int,
+    max_bytes: int,
+    time_limit: float | None = DEFAULT_TIME_LIMIT,
+    max_pixels: int | None = None,
+) -> PreparedImage:
     return await _once(
-        ("image", str(path), max_side, max_bytes),
-        lambda: cached_prepare_image(path, max_side, max_bytes),
+        ("image", str(path), max_side, max_bytes, max_pixels),
+        lambda deadline: cached_prepare_image(
+            path, max_side, max_bytes, deadline=deadline, max_pixels=max_pixels
+        ),
+        time_limit,
     )
 
 
 async def fetch(fetcher: Callable[[], Path], key: str) -> Path:
     """Download or locate a media file off the event loop (hub downloads block)."""
-    return await _once(("fetch", key), fetcher)
+    return await _once(("fetch", key), lambda _: fetcher())

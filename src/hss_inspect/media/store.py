@@ -220,6 +220,7 @@ def cached_decode_plan(
     plan: FramePlan,
     video_sha256: str | None = None,
     root: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> SampledVideo:
     """Frames of a plan made elsewhere (a window, one frame), through the same cache."""
     root = root or cache_root()
@@ -227,7 +228,7 @@ def cached_decode_plan(
     return _cached_frames(
         root,
         plan_key(digest, settings, plan),
-        lambda: decode_plan(path, plan, settings),
+        lambda: decode_plan(path, plan, settings, deadline),
         settings,
         digest,
     )
@@ -258,19 +259,25 @@ def _cached_frames(
 
 
 def cached_prepare_image(
-    path: Path, max_side: int, max_bytes: int, root: Path | None = None
+    path: Path,
+    max_side: int,
+    max_bytes: int,
+    root: Path | None = None,
+    deadline: Deadline = NO_DEADLINE,
+    max_pixels: int | None = None,
 ) -> PreparedImage:
     """The image to send for `path`, from the cache or prepared and stored."""
     root = root or cache_root()
     digest = remembered_sha256(path, root)
-    key = _key(
-        {
-            "image": digest,
-            "max_side": max_side,
-            "max_bytes": max_bytes,
-            "v": IMAGE_ALGORITHM_VERSION,
-        }
-    )
+    spec: dict[str, Any] = {
+        "image": digest,
+        "max_side": max_side,
+        "max_bytes": max_bytes,
+        "v": IMAGE_ALGORITHM_VERSION,
+    }
+    if max_pixels is not None:  # absent from older keys, which stay valid
+        spec["max_pixels"] = max_pixels
+    key = _key(spec)
     entry = root / "images" / key
     cached = _read_image(entry, path)
     if cached is not None:
@@ -279,7 +286,7 @@ def cached_prepare_image(
         cached = _read_image(entry, path)
         if cached is not None:
             return cached
-        image = prepare_image(path, max_side, max_bytes)
+        image = prepare_image(path, max_side, max_bytes, deadline, max_pixels)
         _replace_entry(entry, lambda staging: _write_image(staging, image))
         return image
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from hss_inspect.config import limits_for, load_yaml
+from hss_inspect.config import load_yaml
+from hss_inspect.limits import limits_for
 from hss_inspect.settings import DEFAULT_FRAMES
 
 PAPER_FILE = "paper_models.yaml"

@@ -13,6 +13,7 @@ so scorers added beside the judge (failure-cause labels, audits) are skipped her
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -127,19 +128,47 @@ def _local_path(name: str) -> str:
 
 
 def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptRecord]]:
-    """Every log under `paths`: their headers and all their attempt records."""
+    """Every current log under `paths`: their headers and all their attempt records.
+
+    A log superseded by `inspect eval-retry` (same task id, an earlier eval) is skipped,
+    with a note on stderr, so a folder holding both counts each task once.
+    """
+    headers = {path: read_eval_log(path, header_only=True) for path in find_logs(paths)}
+    current = current_logs(
+        {p: (h.eval.task_id, h.eval.eval_id, h.eval.created) for p, h in headers.items()}
+    )
+    skipped = [p for p in headers if p not in current]
+    if skipped:
+        print(
+            f"hss-inspect: left out {len(skipped)} log(s) superseded by a later retry of the "
+            "same task: " + ", ".join(skipped),
+            file=sys.stderr,
+        )
     infos: list[LogInfo] = []
     records: list[AttemptRecord] = []
-    for path in find_logs(paths):
-        info, found = read_log(path)
+    for path in current:
+        info, found = read_log(path, headers[path])
         infos.append(info)
         records += found
     return infos, records
 
 
-def read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
+def current_logs(identity: dict[str, tuple[str, str, str]]) -> list[str]:
+    """Paths whose (task id, eval id, created) is the latest eval of its task id.
+
+    `inspect eval-retry` keeps the task id and starts a new eval; a copy of a log
+    re-scored keeps both ids, so copies of the current eval all stay.
+    """
+    latest: dict[str, tuple[str, str]] = {}
+    for task_id, eval_id, created in identity.values():
+        if task_id not in latest or created > latest[task_id][0]:
+            latest[task_id] = (created, eval_id)
+    return [p for p, (task, eval_id, _) in identity.items() if latest[task][1] == eval_id]
+
+
+def read_log(path: str, header: EvalLog | None = None) -> tuple[LogInfo, list[AttemptRecord]]:
     """One log's header and its attempt records (samples are streamed, images skipped)."""
-    header = read_eval_log(path, header_only=True)
+    header = header or read_eval_log(path, header_only=True)
     samples = list(read_samples(path))
     info = log_info(header, path, samples)
     records = [r for sample in samples for r in records_of_sample(info, sample)]

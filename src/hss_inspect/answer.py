@@ -1,0 +1,212 @@
+"""Calling the model under evaluation: what counts as an answer, and what does not.
+
+- A request the provider refuses for its size or count (HTTP 413, "request too large",
+  too many images, a prompt over the context window) is never an answer: Inspect turns
+  some of these into a `model_length` stop whose text is the error, which a judge would
+  grade. It becomes an error on the sample naming the limit and the payload size.
+- An empty answer after the output budget was spent is retried once with double the
+  budget (the reference harness's rule); still empty, it counts as no answer.
+- A provider error that survives Inspect's own retries leaves the attempt out (recorded,
+  counted as `model_error`), or fails the sample with `model_errors=fail`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError
+
+from hss_inspect.media.errors import MediaError
+
+ModelErrors = Literal["omit", "fail"]
+MODEL_ERRORS: tuple[str, ...] = ("omit", "fail")
+
+# Wording of size and count refusals across providers (lowercase). Anthropic: HTTP 413
+# `request_too_large`, "prompt is too long"; OpenAI: `context_length_exceeded`, "too many
+# images"; Gemini: "Request payload size exceeds the limit"; gateways: "Request Entity
+# Too Large".
+_REFUSAL_MARKERS = (
+    "request_too_large",
+    "request too large",
+    "request entity too large",
+    "payload too large",
+    "payload size",
+    "size exceeds the limit",
+    "exceeds the maximum size",
+    "maximum request size",
+    "too many images",
+    "maximum number of images",
+    "image exceeds",
+    "image too large",
+    "prompt is too long",
+    "input is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+)
+_REFUSAL_STATUS = (413,)
+_BUDGET_STOPS = ("max_tokens", "model_length")
+
+
+class RequestRefused(RuntimeError):
+    """The provider refused the request for its size or count: an error on the sample."""
+
+
+def looks_like_size_refusal(text: str, status: int | None = None) -> bool:
+    lowered = text.lower()
+    return status in _REFUSAL_STATUS or any(m in lowered for m in _REFUSAL_MARKERS)
+
+
+def refusal_in_output(output: ModelOutput) -> str | None:
+    """The error text when `output` is a refused request dressed as a stop, else None."""
+    if output.stop_reason != "model_length" and output.error is None:
+        return None
+    text = output.error or output.completion
+    if "error code: 413" in text.lower() or looks_like_size_refusal(text):
+        return text
+    return None
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: BaseException | None = exc
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of a provider error, whichever SDK raised it."""
+    for link in _chain(exc):
+        for attr in ("status_code", "code", "status"):
+            value = getattr(link, attr, None)
+            if isinstance(value, int):
+                return value
+    return None
+
+
+def refusal_in_error(exc: BaseException) -> str | None:
+    status = status_of(exc)
+    messages = " ".join(str(link) for link in _chain(exc))
+    if looks_like_size_refusal(messages, status):
+        provider = getattr(exc, "provider_message", None)
+        return str(provider or exc).strip()[-600:]
+    return None
+
+
+def refusal_message(task_id: str, model: str, error: str, sent: dict[str, Any]) -> str:
+    """One message naming the model's limits and what the request carried."""
+    payload = sent.get("payload") or {}
+    limits = sent.get("limits") or {}
+    size = payload.get("estimated_request_bytes")
+    carried = (
+        f"{payload.get('images', '?')} image(s), about {size / 1e6:.2f} MB ({size} bytes) encoded"
+        if isinstance(size, int)
+        else "an unknown payload"
+    )
+    limit_mb = limits.get("request_max_bytes")
+    known = (
+        f"request {limit_mb / 1e6:.1f} MB ({limit_mb} bytes)"
+        if isinstance(limit_mb, int)
+        else "no request size limit on record"
+    )
+    return (
+        f"task {task_id}: {model} refused the request for its size or count "
+        f"({' '.join(error.split())[:300]}). It carried {carried}; the limits applied for "
+        f"{limits.get('provider', 'this provider')} were {known}, "
+        f"{limits.get('max_images') or 'no'} image cap. Lower -T max_images or "
+        "-T frame_bytes_budget, or correct this provider's entry in "
+        "task_configs/model_limits.yaml."
+    )
+
+
+def is_empty_after_budget(output: ModelOutput) -> bool:
+    return not output.completion.strip() and output.stop_reason in _BUDGET_STOPS
+
+
+def output_budget(output: ModelOutput) -> int | None:
+    """The output budget the model had: configured, else the provider's default, else spent."""
+    model = get_model()
+    configured = model.config.max_tokens
+    if configured is None:
+        configured = model.api.max_tokens_for_config(model.config) or model.api.max_tokens()
+    if configured is None and output.usage is not None:
+        configured = output.usage.output_tokens
+    return configured
+
+
+def _is_provider_error(exc: Exception) -> bool:
+    """Errors from the provider's side; limits, media and refusals keep their own course."""
+    return not isinstance(exc, LimitExceededError | MediaError | RequestRefused)
+
+
+def model_error_record(exc: Exception) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "status": status_of(exc),
+        "message": str(getattr(exc, "provider_message", None) or exc).strip()[-1000:],
+    }
+
+
+@solver
+def answer(model_errors: ModelErrors = "omit") -> Solver:
+    """Generate the answer under the rules above."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        try:
+            state = await _generate_checked(state, generate)
+            if is_empty_after_budget(state.output):
+                state = await _retry_with_double_budget(state, generate)
+        except Exception as exc:
+            if model_errors == "fail" or not _is_provider_error(exc):
+                raise
+            refused = refusal_in_error(exc)
+            if refused is not None:
+                raise _refused(state, refused) from exc
+            state.metadata["model_error"] = model_error_record(exc)
+            state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])
+        return state
+
+    return solve
+
+
+async def _generate_checked(state: TaskState, generate: Generate, **config: Any) -> TaskState:
+    state = await generate(state, tool_calls="none", **config)
+    refused = refusal_in_output(state.output)
+    if refused is not None:
+        raise _refused(state, refused)
+    return state
+
+
+def _refused(state: TaskState, error: str) -> RequestRefused:
+    sent = state.metadata.get("sent_media") or {}
+    return RequestRefused(
+        refusal_message(
+            state.metadata.get("task_id", str(state.sample_id)), str(state.model), error, sent
+        )
+    )
+
+
+async def _retry_with_double_budget(state: TaskState, generate: Generate) -> TaskState:
+    first = state.output
+    budget = output_budget(first)
+    retry: dict[str, Any] = {
+        "first_stop_reason": first.stop_reason,
+        "first_output_tokens": first.usage.output_tokens if first.usage else None,
+        "first_max_tokens": budget,
+    }
+    if budget is None:
+        state.metadata["empty_answer_retry"] = {**retry, "skipped": "no known output budget"}
+        return state
+    if state.messages and state.messages[-1].role == "assistant":
+        state.messages.pop()  # the empty reply is not part of the conversation retried
+    state = await _generate_checked(state, generate, max_tokens=budget * 2)
+    state.metadata["empty_answer_retry"] = {
+        **retry,
+        "max_tokens": budget * 2,
+        "still_empty": not state.output.completion.strip(),
+        "stop_reason": state.output.stop_reason,
+    }
+    return state

@@ -1,0 +1,341 @@
+"""Local stand-ins for the providers' own HTTP APIs, for Inspect's real providers and SDKs.
+
+Run as `python provider_server.py CONFIG_JSON PORT_FILE LOG_FILE`. One server speaks:
+  Anthropic Messages      POST /v1/messages
+  OpenAI Chat Completions POST /v1/chat/completions
+  OpenAI Responses        POST /v1/responses
+  Gemini API              POST /v1beta/models/{model}:generateContent, and the Files API
+                          (resumable upload at /upload/v1beta/files, GET /v1beta/files/{id})
+
+It enforces the request rules in CONFIG_JSON (request_max_bytes on the body as sent,
+images_per_request, image_max_encoded on each image's base64 text, image_max_side), and
+refuses a request over them the way the real API does (Anthropic: HTTP 413
+`request_too_large`). Every request is logged to LOG_FILE (JSON lines) with what was on
+the wire: body bytes, and each image's encoded bytes, raw bytes and dimensions.
+
+The candidate answers by the behaviour word in the question ("[PASS]" -> "My answer is
+PASS."); [EMPTY] gives no text with a length stop; [EMPTYONCE] does so only while
+max_tokens < 1500; [BROKEN] gets a non-size HTTP 400; [TOOBIG] gets a 413 whatever its size.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+from PIL import Image
+
+_BEHAVIOUR = re.compile(r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG)\]")
+_lock = threading.Lock()
+_files: dict[str, dict[str, Any]] = {}
+_uploads: dict[str, bytearray] = {}
+
+
+def image_facts(encoded: str, mime: str) -> dict[str, Any]:
+    # google-genai writes bytes as URL-safe base64 without padding
+    padded = encoded + "=" * (-len(encoded) % 4)
+    raw = base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+    with Image.open(io.BytesIO(raw)) as image:
+        width, height = image.size
+    return {
+        "encoded": len(encoded),
+        "raw": len(raw),
+        "width": width,
+        "height": height,
+        "mime": mime,
+    }
+
+
+def walk(node: Any, found: dict[str, list[Any]]) -> None:
+    """Collect images, videos and texts from any provider's request shape."""
+    if isinstance(node, str):
+        if node.startswith("data:image/"):
+            header, data = node.split(",", 1)
+            found["images"].append(image_facts(data, header[5:].split(";")[0]))
+        elif node.startswith("data:video/"):
+            found["videos"].append({"inline_encoded": len(node.split(",", 1)[1])})
+        return
+    if isinstance(node, list):
+        for item in node:
+            walk(item, found)
+        return
+    if not isinstance(node, dict):
+        return
+    mime = str(node.get("media_type") or node.get("mimeType") or node.get("mime_type") or "")
+    if isinstance(node.get("data"), str) and mime.startswith("image/"):
+        found["images"].append(image_facts(node["data"], mime))
+        return
+    if isinstance(node.get("data"), str) and mime.startswith("video/"):
+        found["videos"].append({"inline_encoded": len(node["data"])})
+        return
+    uri = node.get("fileUri") or node.get("file_uri")
+    if isinstance(uri, str):
+        found["videos"].append({"file_uri": uri, **_files.get(uri.rsplit("/", 1)[-1], {})})
+        return
+    if isinstance(node.get("text"), str):
+        found["texts"].append(node["text"])
+    for key, value in node.items():
+        if key != "text":
+            walk(value, found)
+
+
+class Handler(BaseHTTPRequestHandler):
+    config: ClassVar[dict[str, Any]] = {}
+    log_file = ""
+
+    # --- plumbing
+    def _reply(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        with _lock, open(self.log_file, "a") as handle:
+            handle.write(json.dumps(entry) + "\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        file_id = self.path.split("?")[0].rsplit("/", 1)[-1]
+        if file_id in _files:
+            self._reply(200, _files[file_id]["file"])
+        else:
+            self._reply(
+                404, {"error": {"code": 404, "message": "not found", "status": "NOT_FOUND"}}
+            )
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", 0))
+        raw = self.rfile.read(length)
+        path = self.path.split("?")[0]
+        if path.startswith("/upload/") or path.startswith("/upload-session/"):
+            self._upload(path, raw)
+            return
+        body = json.loads(raw)
+        api = (
+            "anthropic"
+            if path.endswith("/messages")
+            else "responses"
+            if path.endswith("/responses")
+            else "chat"
+            if path.endswith("/chat/completions")
+            else "google"
+        )
+        model = body.get("model") or path.split("/models/")[-1].split(":")[0]
+        found: dict[str, list[Any]] = {"images": [], "videos": [], "texts": []}
+        walk(body, found)
+        question = next((t for t in reversed(found["texts"]) if "Question:" in t), "")
+        word = _BEHAVIOUR.search(question)
+        behaviour = word.group(1) if word else "PASS"
+        max_tokens = (
+            body.get("max_tokens")
+            or body.get("max_output_tokens")
+            or body.get("max_completion_tokens")
+            or (body.get("generationConfig") or body.get("generation_config") or {}).get(
+                "maxOutputTokens"
+            )
+        )
+        entry = {
+            "api": api,
+            "model": model,
+            "body_bytes": length,
+            "images": found["images"],
+            "videos": found["videos"],
+            "max_tokens": max_tokens,
+            "behaviour": behaviour,
+        }
+        refusal = self._refusal(api, length, found["images"], behaviour)
+        entry["status"] = refusal[0] if refusal else 200
+        self._log(entry)
+        if refusal:
+            self._reply(refusal[0], refusal[1])
+            return
+        if behaviour == "BROKEN":
+            self._reply(
+                400,
+                _error(
+                    api,
+                    400,
+                    "invalid_request_error",
+                    "temperature: unsupported value for this model",
+                ),
+            )
+            return
+        empty = behaviour == "EMPTY" or (behaviour == "EMPTYONCE" and int(max_tokens or 0) < 1500)
+        text = "" if empty else f"My answer is {behaviour if behaviour != 'EMPTYONCE' else 'PASS'}."
+        self._reply(200, _completion(api, model, text, length_stop=empty))
+
+    # --- the rules
+    def _refusal(
+        self, api: str, size: int, images: list[dict[str, Any]], behaviour: str
+    ) -> tuple[int, dict[str, Any]] | None:
+        rules = self.config
+        limit = rules.get("request_max_bytes")
+        if behaviour == "TOOBIG" or (limit is not None and size > limit):
+            if api == "google":
+                return 400, _error(
+                    api,
+                    400,
+                    "INVALID_ARGUMENT",
+                    f"Request payload size exceeds the limit: {limit} bytes.",
+                )
+            return 413, _error(
+                api,
+                413,
+                "request_too_large",
+                f"Request exceeds the maximum size ({size} > {limit} bytes)",
+            )
+        count = rules.get("images_per_request")
+        if count is not None and len(images) > count:
+            return 400, _error(
+                api, 400, "invalid_request_error", f"too many images: {len(images)} > {count}"
+            )
+        each = rules.get("image_max_encoded")
+        side = rules.get("image_max_side")
+        for image in images:
+            if each is not None and image["encoded"] > each:
+                return 400, _error(api, 400, "invalid_request_error", f"image exceeds {each} bytes")
+            if side is not None and max(image["width"], image["height"]) > side:
+                return 400, _error(
+                    api, 400, "invalid_request_error", f"image dimensions exceed {side} px"
+                )
+        return None
+
+    # --- Gemini Files API (resumable upload)
+    def _upload(self, path: str, raw: bytes) -> None:
+        if path.startswith("/upload/"):
+            session = uuid.uuid4().hex
+            _uploads[session] = bytearray()
+            host = self.headers.get("host")
+            self._reply(
+                200,
+                {},
+                {
+                    "x-goog-upload-url": f"http://{host}/upload-session/{session}",
+                    "x-goog-upload-status": "active",
+                },
+            )
+            return
+        session = path.rsplit("/", 1)[-1]
+        _uploads[session] += raw
+        if "finalize" not in self.headers.get("X-Goog-Upload-Command", ""):
+            self._reply(200, {}, {"x-goog-upload-status": "active"})
+            return
+        name = f"files/{session}"
+        host = self.headers.get("host")
+        file = {
+            "name": name,
+            "uri": f"http://{host}/v1beta/{name}",
+            "mimeType": "video/mp4",
+            "sizeBytes": str(len(_uploads[session])),
+            "state": "ACTIVE",
+        }
+        _files[session] = {"file": file, "uploaded_bytes": len(_uploads[session])}
+        self._log({"api": "google-files", "uploaded_bytes": len(_uploads[session]), "status": 200})
+        self._reply(200, {"file": file}, {"x-goog-upload-status": "final"})
+
+
+def _error(api: str, status: int, kind: str, message: str) -> dict[str, Any]:
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if api == "google":
+        return {"error": {"code": status, "message": message, "status": kind}}
+    return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
+
+
+def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str, Any]:
+    if api == "anthropic":
+        return {
+            "id": "msg_standin",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}] if text else [],
+            "stop_reason": "max_tokens" if length_stop else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        }
+    if api == "chat":
+        return {
+            "id": "chat_standin",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "length" if length_stop else "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+    if api == "responses":
+        return {
+            "id": "resp_standin",
+            "object": "response",
+            "created_at": 0,
+            "model": model,
+            "status": "incomplete" if length_stop else "completed",
+            "incomplete_details": {"reason": "max_output_tokens"} if length_stop else None,
+            "output": [
+                {
+                    "type": "message",
+                    "id": "msg_standin",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "total_tokens": 15,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": text}] if text else []},
+                "finishReason": "MAX_TOKENS" if length_stop else "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": model,
+    }
+
+
+def main() -> None:
+    config_file, port_file, log_file = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(config_file) as handle:
+        Handler.config = json.load(handle)
+    Handler.log_file = log_file
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(port_file, "w") as handle:
+        handle.write(str(server.server_address[1]))
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
