@@ -1,4 +1,5 @@
-"""The code stays formatted, linted and type-checked: run as part of the test command."""
+"""The code stays formatted, linted, type-checked and register-clean: run as part of the
+test command."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ BIN = Path(sys.executable).parent
         ["ruff", "check", "src", "tests", "benchmarks"],
         ["ruff", "format", "--check", "src", "tests", "benchmarks"],
         ["mypy"],
+        # The Inspect Evals register's checks, with the single-eval preset (pyproject.toml).
+        ["inspect-evals-lint", "hss_inspect"],
     ],
-    ids=["ruff-check", "ruff-format", "mypy"],
+    ids=["ruff-check", "ruff-format", "mypy", "inspect-evals-lint"],
 )
 def test_tool_passes(command: list[str]) -> None:
     done = subprocess.run(
