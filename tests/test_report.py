@@ -179,6 +179,17 @@ def test_json_logs_read_like_eval_logs(tmp_path: Path) -> None:
     }
 
 
+def test_verdicts_too_long_for_inspects_summaries_are_read_in_full(tmp_path: Path) -> None:
+    # Inspect's sample summaries drop metadata values over 1 kB; the reader then reads
+    # that sample whole, so long justifications never lose the verdicts.
+    long = Try(True, verdicts=(True, False), justification="x" * 2000)
+    path = write_log(tmp_path / "long.eval", [Item("t1", "retrodiction", "image", (long, P))])
+    _, records = read_logs([path])
+    first = next(r for r in records if r.epoch == 1)
+    assert [(v.id, v.met) for v in first.verdicts] == [("c1", True), ("c2", False)]
+    assert first.output_tokens == 100
+
+
 def test_json_report_of_a_folder(known_log: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(Path(known_log).parent), "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
