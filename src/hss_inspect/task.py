@@ -9,6 +9,7 @@ from importlib.metadata import version
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
+from inspect_ai._util.error import PrerequisiteError  # no public home; as scorer.py
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
@@ -182,7 +183,7 @@ def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] |
         return None
     refusal = native_video_refusal(media, model)
     if refusal is not None:
-        raise ValueError(refusal)
+        raise PrerequisiteError(refusal)  # printed as one line by Inspect, no traceback
     limits = applied_limits(media, model)
     for warning in clamp_warnings(limits):
         logger.warning(warning)
