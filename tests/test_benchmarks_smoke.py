@@ -20,3 +20,15 @@ def test_bench_frames_measures_every_column(tmp_path: Path) -> None:
     for key in ("ours_s", "ffmpeg_s", "floor_s", "pyav_floor_s", "cache_cold_s", "cache_warm_s"):
         assert float(row[key]) > 0, key  # type: ignore[arg-type]
     assert float(row["ours_peak_mb"]) > 10  # type: ignore[arg-type]
+
+
+def test_bench_sweep_measures_every_column_and_checks_identity(tmp_path: Path) -> None:
+    from benchmarks.bench_sweep import bench_clip as bench_sweep_clip
+
+    clip = tmp_path / "tiny.mp4"
+    write_clip(ClipSpec("tiny", "libx264", 320, 240, 30, 4, {"preset": "ultrafast"}), clip)
+    row = bench_sweep_clip("tiny", clip, 1, budgets=(2, 3, 8))
+    assert row["frames_per_budget"] == [2, 3, 8]
+    assert row["identical"] is True
+    for key in ("alone_s", "sweep_s", "separate_s", "sweep_vs_alone", "separate_vs_alone"):
+        assert float(row[key]) > 0, key  # type: ignore[arg-type]

@@ -208,3 +208,43 @@ def test_warm_cache_needs_no_decoding_or_hashing(
     monkeypatch.setattr(store, "sample_video_sweep", refuse)
     monkeypatch.setattr(store, "file_sha256", refuse)
     assert store.cached_sample_video(clip, FrameSettings()) == first
+
+
+def test_sweep_decodes_once_into_entries_identical_to_one_budget_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import av
+
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=30, seconds=8.0, size=(160, 120), options={"g": "60", "bf": "2"})
+    sweep = [FrameSettings(max_frames=b) for b in (3, 7, 500)]
+    decoded = 0
+    original = av.Packet.decode
+
+    def counting(packet: av.Packet) -> list[av.VideoFrame]:
+        nonlocal decoded
+        frames = original(packet)
+        decoded += len(frames)
+        return frames
+
+    monkeypatch.setattr(av.Packet, "decode", counting)
+    swept = store.cached_sample_videos(clip, sweep, root=tmp_path / "swept")
+    decoded_in_sweep, decoded = decoded, 0
+    alone = [store.cached_sample_video(clip, s, root=tmp_path / "alone") for s in sweep]
+    assert swept == alone
+    assert _entries(tmp_path / "swept") == _entries(tmp_path / "alone")
+    assert len(_entries(tmp_path / "swept")) == 2 * len(sweep)  # frames.bin + frames.json
+    # One pass: each of the clip's 240 frames decoded at most once, and fewer frames in
+    # all than the three passes made one budget at a time.
+    assert decoded_in_sweep < decoded
+    assert decoded_in_sweep <= 8 * 30
+
+
+def test_prepare_time_limit_fails_each_file_with_the_reason(
+    tmp_path: Path, private_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = _release_with_clips(tmp_path / "release", 2)
+    status = cli_main(["prepare", "--dataset", str(release), "--jobs", "1", "--timeout", "1e-9"])
+    out = capsys.readouterr().out
+    assert status == 1 and "2 failure(s)" in out
+    assert "FAILED clip-0 (media/clip_0.mp4)" in out and "1e-09 s media time limit" in out

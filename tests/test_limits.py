@@ -4,6 +4,7 @@ media, refusal detection and the image-token formulas, as pure functions."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -159,3 +160,38 @@ def test_image_token_formulas_match_the_providers_worked_examples() -> None:
     assert openai_patch_tokens(1024, 1024, openai) == 1024
     # the guide's example: 1800x2400 is scaled to 1056x1408, 33 x 44 patches
     assert openai_patch_tokens(1800, 2400, openai) == 33 * 44
+
+
+@pytest.mark.slow
+def test_native_video_true_stops_the_task_before_anything_is_sent(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai._util.error import PrerequisiteError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "never-used")
+    with pytest.raises(PrerequisiteError, match="native_video=true, but anthropic/claude-opus-5"):
+        inspect_eval(
+            "hss_inspect/hss",
+            model="anthropic/claude-opus-5",
+            task_args={"dataset": "demo", "native_video": True},
+            model_roles={"grader": "mockllm/model"},
+            display="none",
+            log_dir=str(tmp_path),
+        )
+
+
+def test_a_clip_over_the_video_limit_goes_as_frames_and_says_why(tmp_path: Path) -> None:
+    from hss_inspect.solver import native_video_choice
+
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"0" * 5000)
+    media = MediaSettings(native_video_max_bytes=4000)
+    limits = applied_limits(media, "google/gemini-3.8-flash")
+    native, why = native_video_choice(media, limits, "google/gemini-3.8-flash", clip)
+    assert not native and why == "the clip's 5000 bytes exceed the video limit of 4000 bytes"
+    fits = applied_limits(MediaSettings(), "google/gemini-3.8-flash")
+    assert native_video_choice(MediaSettings(), fits, "google/gemini-3.8-flash", clip) == (
+        True,
+        None,
+    )

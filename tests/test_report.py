@@ -3,6 +3,8 @@ log API), each checked against values computed here by hand."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from math import comb
 from pathlib import Path
@@ -179,6 +181,17 @@ def test_json_logs_read_like_eval_logs(tmp_path: Path) -> None:
     }
 
 
+def test_verdicts_too_long_for_inspects_summaries_are_read_in_full(tmp_path: Path) -> None:
+    # Inspect's sample summaries drop metadata values over 1 kB; the reader then reads
+    # that sample whole, so long justifications never lose the verdicts.
+    long = Try(True, verdicts=(True, False), justification="x" * 2000)
+    path = write_log(tmp_path / "long.eval", [Item("t1", "retrodiction", "image", (long, P))])
+    _, records = read_logs([path])
+    first = next(r for r in records if r.epoch == 1)
+    assert [(v.id, v.met) for v in first.verdicts] == [("c1", True), ("c2", False)]
+    assert first.output_tokens == 100
+
+
 def test_json_report_of_a_folder(known_log: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(Path(known_log).parent), "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
@@ -200,6 +213,25 @@ def test_markdown_marks_best_and_second(tmp_path: Path, capsys: pytest.CaptureFi
     assert "**100.0**" in lines["m/strong (high)"]
     assert "<u>50.0</u>" in lines["m/middle (high)"]
     assert "**" not in lines["m/weak (high)"] and "<u>" not in lines["m/weak (high)"]
+
+
+def test_csv_has_the_table1_layout_in_percent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    item = lambda *tries: Item("t1", "retrodiction", "image", tries)  # noqa: E731
+    write_log(tmp_path / "a.eval", [item(P, P, P)], model="m/strong")
+    write_log(tmp_path / "b.eval", [item(P, F, F)], model="m/middle", effort=None)
+    assert main(["report", str(tmp_path), "--format", "csv", "--out", str(tmp_path / "o")]) == 0
+    rows = {r["model (effort)"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    strong, middle = rows["m/strong (high)"], rows["m/middle"]
+    assert (strong["pass@1"], strong["image"], strong["abstract"]) == ("100.00", "100.00", "")
+    assert middle["pass@1"] == "33.33" and middle["temporal"] == "33.33"
+    assert strong["best"] == "pass_at_1 image temporal" and middle["second"] == strong["best"]
+    subdomains = list(csv.reader((tmp_path / "o" / "subdomains.csv").open()))
+    assert subdomains == [
+        ["subdomain", "m/strong (high)", "m/middle"],
+        ["retrodiction", "100.0", "33.3"],
+    ]
 
 
 def test_missing_log_is_one_clear_message(

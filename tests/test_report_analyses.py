@@ -351,3 +351,14 @@ def test_recipe_dry_run_prints_inspect_commands(capsys: pytest.CaptureFixture[st
         "-T revision=abc123 --model-role "
         "'grader={model: anthropic/claude-opus-5, reasoning_effort: high, max_tokens: 8192}'"
     )
+
+
+def test_report_benchmark_runs_and_its_readers_agree(tmp_path: Path) -> None:
+    from benchmarks.bench_report import build_log, measure
+
+    path = tmp_path / "small.eval"
+    build_log(path, tasks=4, image_kb=1)
+    row = measure(str(path), repeats=1)  # raises if any reader gives another pass@1
+    # tasks i=0..3, attempts e=0..2 pass when (i + e) % 3 == 0: one of three each
+    assert row["pass_at_1"] == pytest.approx(1 / 3)
+    assert all(row[f"{name}_s"] > 0 for name in ("ours", "streamed", "excluded", "full"))

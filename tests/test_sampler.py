@@ -201,3 +201,22 @@ def test_runs_split_at_keyframes_without_sharing_a_keyframe() -> None:
     assert not keyframes_of[0] & keyframes_of[1]
     assert video.split_at_keyframes([5, 20], index, 4) == [[5, 20]]
     assert video.split_at_keyframes(wanted, index, 1) == [wanted]
+
+
+def test_one_scaler_for_many_frames_gives_each_frame_its_own_bytes(tmp_path: Path) -> None:
+    """The encoder's shared swscale context equals a fresh one per frame, across sizes."""
+    from av.video.reformatter import VideoReformatter
+
+    sources = []
+    for name, size in (("a.mp4", (320, 240)), ("b.mp4", (200, 300))):
+        write_video(tmp_path / name, fps=10, seconds=1.0, size=size, numbered=True)
+        with av.open(str(tmp_path / name)) as container:
+            sources.append(list(container.decode(video=0))[:4])
+    shared = VideoReformatter()
+    for first, second in zip(*sources, strict=True):
+        for frame in (first, second):
+            ours = video._scaled_image(frame, 160, 0, shared)
+            fresh = frame.reformat(
+                width=ours.width, height=ours.height, format="rgb24", interpolation="LANCZOS"
+            ).to_image()
+            assert ours.tobytes() == fresh.tobytes()

@@ -228,3 +228,21 @@ def test_a_clip_with_no_decodable_frame_is_refused(tmp_path: Path) -> None:
     path.write_bytes(whole.read_bytes()[: first + 10])
     with pytest.raises(MediaError, match=r"header_only\.mp4"):
         video.sample_video(path, FrameSettings())
+
+
+@needs_ffmpeg
+@pytest.mark.parametrize("layout", ["faststart", "webm_vp9"])
+def test_clip_with_zeroed_bytes_mid_file_matches_the_ffmpeg_program(
+    clips: Path, tmp_path: Path, layout: str
+) -> None:
+    source = whole_clip(clips, layout)
+    data = bytearray(source.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 3000] = bytes(3000)
+    path = tmp_path / f"zeroed{source.suffix}"
+    path.write_bytes(bytes(data))
+    settings = FrameSettings()
+    ours = video.sample_video(path, settings)
+    theirs = ffmpeg_indices(path, "2", tmp_path / "ff")
+    planned = plan_frames(video.probe_duration(path), settings).planned_frames
+    assert sent_indices(ours) == theirs[:planned]

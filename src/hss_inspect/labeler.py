@@ -19,9 +19,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-# Inspect exports no public error for "a prerequisite is missing"; this is the one its
-# own CLI prints without a traceback (as scorer.require_grader uses). Pinned in test_causes.
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -44,6 +41,7 @@ from hss_inspect.causes import (
     render_label_retry,
     taxonomy,
 )
+from hss_inspect.errors import SetupError
 from hss_inspect.judge import UnreadableReply
 
 LABELER_ROLE = "labeler"
@@ -81,7 +79,7 @@ def failure_cause(
 
     async def score(state: TaskState, target: Target) -> Score | None:
         if model_roles().get(LABELER_ROLE) is None:
-            raise PrerequisiteError(NO_LABELER_MESSAGE)
+            raise SetupError(NO_LABELER_MESSAGE)
         if first_attempt_only and state.epoch != 1:
             return None
         if not graded_failure(rubric_value(state)):
@@ -109,7 +107,7 @@ def rubric_value(state: TaskState) -> dict[str, Any]:
             return found.value
     if RUBRIC_SCORER in scores:
         return {}  # unscored (a grading failure): nothing to label
-    raise PrerequisiteError(NO_RUBRIC_MESSAGE)
+    raise SetupError(NO_RUBRIC_MESSAGE)
 
 
 def graded_failure(value: dict[str, Any]) -> bool:

@@ -42,6 +42,7 @@ class Try:
     verdicts: tuple[bool, ...] | None = None  # per criterion; default: all equal to passed
     judge: str | None = None
     error_message: str | None = None  # written to metadata, as the scorer does for no answer
+    justification: str = "test"
 
     def score(self, legacy: bool = False) -> Score:
         failed = self.passed is None or self.model_error
@@ -66,7 +67,7 @@ class Try:
         if not self.no_answer and not self.model_error:
             metadata["judge_model"] = self.judge or JUDGE
             metadata["verdicts"] = [
-                {"id": f"c{i + 1}", "met": met, "justification": "test"}
+                {"id": f"c{i + 1}", "met": met, "justification": self.justification}
                 for i, met in enumerate(verdicts)
             ]
         return Score(value=value, metadata=metadata)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-# No public name for it; Inspect prints this error as a plain message, without a traceback.
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageUser,
@@ -21,6 +19,9 @@ from hss_inspect.audit.cache import VariantKey, cached_perturbation
 from hss_inspect.audit.kinds import KIND_BY_NAME, Maker, expected_verdicts
 from hss_inspect.audit.perturber import PERTURBER_ROLE, Perturbation, perturb, perturber_prompts
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
+
+# No public name for it; Inspect prints this error as a plain message, without a traceback.
+from hss_inspect.errors import SetupError
 from hss_inspect.scorer import criteria_of, require_grader
 from hss_inspect.settings import DEFAULT_PERTURBER_RETRIES
 
@@ -29,7 +30,7 @@ AUDIT_MODEL_NAME = "hss_judge_audit"
 
 def require_perturber(task_id: str, kind: str) -> None:
     if model_roles().get(PERTURBER_ROLE) is None:
-        raise PrerequisiteError(
+        raise SetupError(
             f"hss_judge_audit: task {task_id}, kind {kind}: this variant is written by a model "
             f"bound to the role '{PERTURBER_ROLE}', and none is. Add --model-role "
             f"{PERTURBER_ROLE}=<provider/model>, or choose only rule-made kinds with "

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 import av
+from av.video.reformatter import VideoReformatter
 from PIL import Image
 
 from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
@@ -310,6 +311,9 @@ class _FrameEncoder:
         self.size = (0, 0)
         self.rotation = 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hss-frames")
+        # One scaler for every frame (its one thread uses it): a frame's own `reformat`
+        # builds a new swscale context each time, which costs more than the scaling.
+        self._scaler = VideoReformatter()
         self._waiting: deque[Future[bytes]] = deque()
 
     def __enter__(self) -> _FrameEncoder:
@@ -327,7 +331,7 @@ class _FrameEncoder:
 
     def _encode(self, frame: av.VideoFrame) -> bytes:
         self.rotation = round(frame.rotation) % 360
-        image = _scaled_image(frame, self.settings.frame_side, self.rotation)
+        image = _scaled_image(frame, self.settings.frame_side, self.rotation, self._scaler)
         self.size = image.size
         return _jpeg(image, self.settings.jpeg_quality)
 
@@ -616,9 +620,13 @@ class _TimedFrames:
             yield time, frame
 
 
-def _scaled_image(frame: av.VideoFrame, side: int, rotation: int) -> Image.Image:
+def _scaled_image(
+    frame: av.VideoFrame, side: int, rotation: int, scaler: VideoReformatter
+) -> Image.Image:
     width, height = scaled_size(frame.width, frame.height, side)
-    rgb = frame.reformat(width=width, height=height, format="rgb24", interpolation="LANCZOS")
+    rgb = scaler.reformat(
+        frame, width=width, height=height, format="rgb24", interpolation="LANCZOS"
+    )
     image: Image.Image = rgb.to_image()  # type: ignore[no-untyped-call]
     transpose = _ROTATIONS.get(rotation)
     return image.transpose(transpose) if transpose is not None else image

@@ -158,8 +158,11 @@ def self_preference(
 
 
 def judge_alignment(records: Iterable[AttemptRecord]) -> Alignment:
+    records = list(records)
     judges = grades_by_judge(records)
-    names = tuple(judges)
+    # Judges in the order of their scorers (the eval's own judge first), whichever
+    # sample happens to be read first.
+    names = tuple(j for j in dict.fromkeys(r.judge for r in records) if j in judges)
     if len(names) < 2:
         raise ValueError(
             f"judge agreement needs answers graded by at least two judges, found {len(names)}: "

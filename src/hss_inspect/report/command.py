@@ -25,6 +25,7 @@ from hss_inspect.report.render import (
     html_report,
     json_report,
     markdown_report,
+    subdomain_csv,
     sweep_markdown,
 )
 from hss_inspect.report.sweep import SweepError, build_sweep
@@ -49,7 +50,7 @@ def report_command(args: argparse.Namespace) -> int:
     difficulty = item_difficulty(primary_runs(runs))
     outputs: dict[str, Callable[[], str]] = {
         "md": lambda: markdown_report(shown, rows, difficulty),
-        "csv": lambda: csv_report(rows, paper),
+        "csv": lambda: csv_report(shown),
         "json": lambda: json_report(
             {
                 "rows": rows,
@@ -65,6 +66,7 @@ def report_command(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for fmt in FORMATS:
             (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
+        (args.out / "subdomains.csv").write_text(subdomain_csv(rows), encoding="utf-8")
         print(f"hss-inspect report: wrote the report and its plots to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
     return 0

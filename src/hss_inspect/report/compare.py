@@ -9,8 +9,10 @@ from typing import Any
 
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mcnemar_exact_p
-from hss_inspect.report.tables import Run, by_task
-from hss_inspect.taxonomy import domain_label, subdomain_label
+from hss_inspect.report.tables import SUBDOMAIN_LABELS, Run, by_task
+from hss_inspect.taxonomy import DOMAINS, domain_label, subdomain_label
+
+DOMAIN_LABELS = tuple(d.label for d in DOMAINS)
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,17 @@ def compare_runs(a: Run, b: Run) -> dict[str, Any]:
     all_tasks = set(by_task(a.records)) & set(by_task(b.records))
     result = {"a": a.label, "b": b.label, "a_log": a.log, "b_log": b.log, **_summary(pairs)}
     result["unpaired_tasks"] = len(all_tasks) - len(pairs)
-    result["by_domain"] = _grouped(pairs, lambda p: p.domain)
-    result["by_subdomain"] = _grouped(pairs, lambda p: p.subdomain)
+    result["by_domain"] = _grouped(pairs, lambda p: p.domain, DOMAIN_LABELS)
+    result["by_subdomain"] = _grouped(pairs, lambda p: p.subdomain, SUBDOMAIN_LABELS)
     return result
 
 
-def _grouped(pairs: Sequence[Pair], key: Any) -> dict[str, dict[str, Any]]:
+def _grouped(
+    pairs: Sequence[Pair], key: Any, order: Sequence[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Summaries per group, in the taxonomy's order (names outside it last, sorted)."""
     groups: dict[str, list[Pair]] = {}
     for pair in pairs:
         groups.setdefault(key(pair), []).append(pair)
-    return {name: _summary(members) for name, members in groups.items()}
+    names = [n for n in order if n in groups] + sorted(n for n in groups if n not in order)
+    return {name: _summary(groups[name]) for name in names}

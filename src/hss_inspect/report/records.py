@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log, read_eval_log_samples
+from inspect_ai.log import (
+    EvalLog,
+    EvalSample,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
+    read_eval_log_samples,
+)
 from inspect_ai.scorer import Score
 
 LOG_SUFFIXES = (".eval", ".json")
@@ -167,12 +176,45 @@ def current_logs(identity: dict[str, tuple[str, str, str]]) -> list[str]:
 
 
 def read_log(path: str, header: EvalLog | None = None) -> tuple[LogInfo, list[AttemptRecord]]:
-    """One log's header and its attempt records (samples are streamed, images skipped)."""
+    """One log's header and its attempt records."""
     header = header or read_eval_log(path, header_only=True)
-    samples = list(read_samples(path))
+    samples = read_scored_samples(path)
     info = log_info(header, path, samples)
     records = [r for sample in samples for r in records_of_sample(info, sample)]
     return info, records
+
+
+# A sample as the report reads it: Inspect's summary of it (one read of the log's summary
+# file), or the sample itself where the summary dropped something the report uses.
+ScoredSample = EvalSample | EvalSampleSummary
+
+
+def read_scored_samples(path: str) -> list[ScoredSample]:
+    """Every sample's scores and metadata, from the log's sample summaries.
+
+    Summaries hold the scores and metadata without messages, events or images, and are
+    read in one go; Inspect drops metadata values over 1 kB from them, so a sample whose
+    verdicts, token counts or agent record are missing there is read in full (without
+    its messages, events and images).
+    """
+    return [
+        read_eval_log_sample(path, id=s.id, epoch=s.epoch, exclude_fields=_HEAVY_FIELDS)
+        if summary_lacks_details(s)
+        else s
+        for s in read_eval_log_sample_summaries(path)
+    ]
+
+
+def summary_lacks_details(summary: EvalSampleSummary) -> bool:
+    if not isinstance((summary.metadata or {}).get("agent", {}), dict):
+        return True
+    for score in (summary.scores or {}).values():
+        meta = score.metadata or {}
+        if not isinstance(meta.get("verdicts", []), list):
+            return True
+        if not isinstance(meta.get("answer_usage", {}), dict | None):
+            return True
+    return False
 
 
 def read_samples(path: str) -> Iterator[EvalSample]:
@@ -188,7 +230,7 @@ def read_samples(path: str) -> Iterator[EvalSample]:
 # ---- the log header -------------------------------------------------------------------
 
 
-def log_info(log: EvalLog, path: str, samples: Sequence[EvalSample] = ()) -> LogInfo:
+def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> LogInfo:
     spec = log.eval
     metadata = spec.metadata or {}
     frames = (metadata.get("hss_media_settings") or {}).get("frames") or {}
@@ -224,7 +266,7 @@ def _grader_of(log: EvalLog) -> str:
     return grader.model if grader is not None else "unknown judge"
 
 
-def judges_of(samples: Iterable[EvalSample], default: str) -> dict[str, str]:
+def judges_of(samples: Iterable[ScoredSample], default: str) -> dict[str, str]:
     """Each rubric scorer's judge: the judge model its graded scores name most often.
 
     Scores without a judge (no answer, model error) name none; a scorer whose scores
@@ -255,7 +297,7 @@ def is_rubric_score(score: Score) -> bool:
     return bool((score.metadata or {}).get("grading_failure")) and _is_nan(value)
 
 
-def records_of_sample(info: LogInfo, sample: EvalSample) -> list[AttemptRecord]:
+def records_of_sample(info: LogInfo, sample: ScoredSample) -> list[AttemptRecord]:
     meta = sample.metadata or {}
     return [
         _record(info, sample, meta, name, score)
@@ -265,7 +307,7 @@ def records_of_sample(info: LogInfo, sample: EvalSample) -> list[AttemptRecord]:
 
 
 def _record(
-    info: LogInfo, sample: EvalSample, meta: dict[str, Any], scorer: str, score: Score
+    info: LogInfo, sample: ScoredSample, meta: dict[str, Any], scorer: str, score: Score
 ) -> AttemptRecord:
     value = score.value if isinstance(score.value, dict) else {}
     score_meta = score.metadata or {}
@@ -307,7 +349,7 @@ def _record(
     )
 
 
-def cause_of(sample: EvalSample) -> str | None:
+def cause_of(sample: ScoredSample) -> str | None:
     """The failure-cause label of the attempt: the score carrying a taxonomy version."""
     for score in (sample.scores or {}).values():
         if "taxonomy_version" in (score.metadata or {}) and isinstance(score.value, str):
@@ -332,7 +374,7 @@ def _verdicts(metadata: dict[str, Any]) -> tuple[CriterionVerdict, ...]:
 
 
 def _usage(
-    metadata: dict[str, Any], sample: EvalSample, info: LogInfo
+    metadata: dict[str, Any], sample: ScoredSample, info: LogInfo
 ) -> tuple[int | None, int | None]:
     """Tokens of the model under test: the scorer's `answer_usage`, else the sample's
     usage of that model, unless it also judged (then its usage mixes in the judge's)."""

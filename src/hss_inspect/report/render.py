@@ -187,44 +187,56 @@ def difficulty_lines(difficulty: Difficulty) -> list[str]:
 # ---- CSV and JSON ---------------------------------------------------------------------
 
 
-CSV_COLUMNS = (
+CSV_HEADER = (
     "source",
-    "log",
-    "model",
-    "condition",
-    "reasoning_effort",
-    "max_frames",
+    "model (effort)",
     "judge",
-    "scorer",
-    "n_tasks",
-    "attempts",
-    "pass_at_1",
+    "pass@1",
     "ci95",
-    "rubric",
     *GROUP_COLUMNS,
-    *SUBDOMAIN_LABELS,
-    "think_tokens",
-    "answer_tokens",
-    "no_answer",
-    "grading_failures",
-    "model_errors",
+    "think-tok",
+    "ans-tok",
+    "best",
+    "second",
 )
 
 
-def csv_report(rows: Sequence[dict[str, Any]], paper: Sequence[PublishedRow] = ()) -> str:
-    """One line per run (rates as fractions); published rows after them, source=paper."""
+def csv_report(rows: Sequence[DisplayRow]) -> str:
+    """The Table 1 layout as CSV: percent figures (two decimals), tokens as counts, and
+    the columns in which the row is best or second best (space-separated)."""
+    marks = {column: ranks_of(rows, column) for column in RATE_COLUMNS}
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({"source": "log", **row, **row["subdomains"]})
-    for published in paper:
-        values = {
-            k: (v / 100 if v is not None and k not in ("think_tokens", "answer_tokens") else v)
-            for k, v in published.values.items()
-        }
-        writer.writerow({"source": "paper", "model": published.label, **values})
+    writer = csv.writer(out)
+    writer.writerow(CSV_HEADER)
+    for i, row in enumerate(rows):
+        places = {column: marks[column].get(i) for column in RATE_COLUMNS}
+        writer.writerow(
+            [
+                row.source,
+                row.label,
+                row.judge,
+                *(_csv_number(row.values.get(c)) for c in ("pass_at_1", "ci95", *GROUP_COLUMNS)),
+                _csv_number(row.values.get("think_tokens"), 1),
+                _csv_number(row.values.get("answer_tokens"), 1),
+                " ".join(c for c, place in places.items() if place == "best"),
+                " ".join(c for c, place in places.items() if place == "second"),
+            ]
+        )
     return out.getvalue()
+
+
+def subdomain_csv(rows: Sequence[dict[str, Any]]) -> str:
+    header, body = subdomain_cells(rows)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    for line in body:
+        writer.writerow([line[0], *(c if c != "—" else "" for c in line[1:])])
+    return out.getvalue()
+
+
+def _csv_number(value: float | None, digits: int = 2) -> str:
+    return "" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def json_report(payload: dict[str, Any]) -> str:
