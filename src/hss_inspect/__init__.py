@@ -13,6 +13,7 @@ __all__ = [
     "hss_blind",
     "hss_demo",
     "hss_image",
+    "hss_judge_audit",
     "hss_oracle",
     "hss_video",
 ]

@@ -19,8 +19,6 @@ from hss_inspect.audit.cache import VariantKey, cached_perturbation
 from hss_inspect.audit.kinds import KIND_BY_NAME, Maker, expected_verdicts
 from hss_inspect.audit.perturber import PERTURBER_ROLE, Perturbation, perturb, perturber_prompts
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
-
-# No public name for it; Inspect prints this error as a plain message, without a traceback.
 from hss_inspect.errors import SetupError
 from hss_inspect.scorer import criteria_of, require_grader
 from hss_inspect.settings import DEFAULT_PERTURBER_RETRIES
@@ -39,7 +37,9 @@ def require_perturber(task_id: str, kind: str) -> None:
 
 
 @solver
-def audit_answer(perturber_retries: int = DEFAULT_PERTURBER_RETRIES) -> Solver:
+def audit_answer(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by hss_judge_audit in tests/test_audit_eval.py
+    perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
+) -> Solver:
     """Submit the sample's known answer (its kind in metadata `audit_kind`) as the answer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
