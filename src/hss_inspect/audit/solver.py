@@ -37,7 +37,7 @@ def require_perturber(task_id: str, kind: str) -> None:
 
 
 @solver
-def audit_answer(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by hss_judge_audit in tests/test_audit_eval.py
+def audit_answer(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by test_audit_eval
     perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
 ) -> Solver:
     """Submit the sample's known answer (its kind in metadata `audit_kind`) as the answer."""
