@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 import statistics
 from collections.abc import Callable
@@ -202,31 +203,46 @@ def metrics_of(log: EvalLog) -> dict[str, float]:
 # ---- What the results should be, computed from the table ----------------------------
 
 
+def expected_value(case: Case) -> dict[str, float]:
+    """The Score.value of every attempt at `case`: pass and rubric are NaN when left out."""
+    value = {"no_answer": 0, "grading_failure": 0, "model_error": 0}
+    if UNREADABLE in case.note:
+        return {"pass": math.nan, "rubric": math.nan, **value, "grading_failure": 1}
+    if SILENT in case.note:
+        return {"pass": 0, "rubric": 0.0, **value, "no_answer": 1}
+    weights = [w for _, w in case.verdicts.values()]
+    met_weight = sum(w for met, w in case.verdicts.values() if met)
+    all_met = int(all(met for met, _ in case.verdicts.values()))
+    return {"pass": all_met, "rubric": met_weight / sum(weights), **value}
+
+
 def expected_metrics(cases: tuple[Case, ...]) -> dict[str, float]:
-    graded: list[tuple[Case, float, float]] = []
-    for case in cases:
-        if UNREADABLE in case.note:
-            continue
-        if SILENT in case.note:
-            graded.append((case, 0.0, 0.0))
-            continue
-        weights = [w for _, w in case.verdicts.values()]
-        met_weight = sum(w for met, w in case.verdicts.values() if met)
-        all_met = float(all(met for met, _ in case.verdicts.values()))
-        graded.append((case, all_met, met_weight / sum(weights)))
+    values = {case.task_id: expected_value(case) for case in cases}
+    graded = [c for c in cases if not math.isnan(values[c.task_id]["pass"])]
     expected = {
-        "pass_at_1": statistics.mean(p for _, p, _ in graded),
-        "rubric": statistics.mean(r for _, _, r in graded),
+        "pass_at_1": statistics.mean(values[c.task_id]["pass"] for c in graded),
+        "rubric": statistics.mean(values[c.task_id]["rubric"] for c in graded),
         "tasks": len(cases),
         "ungraded_tasks": len(cases) - len(graded),
         # Every attempt of a case behaves alike, so a rate is the share of such cases.
-        "grading_failure_rate": sum(UNREADABLE in c.note for c in cases) / len(cases),
-        "no_answer_rate": sum(SILENT in c.note for c in cases) / len(cases),
+        "grading_failure_rate": statistics.mean(v["grading_failure"] for v in values.values()),
+        "no_answer_rate": statistics.mean(v["no_answer"] for v in values.values()),
         "model_error_rate": 0.0,
     }
     for media in ("image", "video"):
-        expected[media] = statistics.mean(p for c, p, _ in graded if c.media_type == media)
+        expected[media] = statistics.mean(
+            values[c.task_id]["pass"] for c in graded if c.media_type == media
+        )
     return expected
+
+
+def same_value(actual: Any, expected: dict[str, float]) -> bool:
+    if not isinstance(actual, dict) or set(actual) != set(expected):
+        return False
+    return all(
+        (math.isnan(want) and math.isnan(actual[key])) or actual[key] == pytest.approx(want)
+        for key, want in expected.items()
+    )
 
 
 def test_expected_metrics_are_not_trivial() -> None:
@@ -252,6 +268,11 @@ def test_condition_results_match_the_verdict_table(
     metrics = metrics_of(log)
     for name, value in expected_metrics(CASES).items():
         assert metrics[name] == pytest.approx(value), name
+    by_id = {case.task_id: case for case in CASES}
+    assert log.samples is not None and len(log.samples) == EPOCHS * len(CASES)
+    for sample in log.samples:
+        score = (sample.scores or {})["rubric_judge"]
+        assert same_value(score.value, expected_value(by_id[str(sample.id)])), sample.id
     retries = 2  # the default judge_retries: an unreadable task is asked three times
     ungradable = sum(UNREADABLE in c.note for c in CASES)
     silent = sum(SILENT in c.note for c in CASES)
