@@ -36,6 +36,7 @@ from hss_inspect.audit.tally import (
     wilson_interval,
 )
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
+from hss_inspect.errors import SetupError
 from hss_inspect.judge import judge_prompts, render_judge_request
 from hss_inspect.release import open_release
 from hss_inspect.rows import Criterion
@@ -58,10 +59,28 @@ def test_expected_verdicts_follow_each_kind() -> None:
 def test_kinds_are_chosen_in_a_fixed_order_and_unknown_ones_named() -> None:
     assert resolve_kinds([]) == list(KIND_NAMES)
     assert resolve_kinds(["vague", "Reference"]) == ["reference", "vague"]
-    with pytest.raises(ValueError, match=r"unknown variant kind.*bogus"):
+    with pytest.raises(SetupError, match=r"-T kinds=.*bogus unknown; use any of reference"):
         resolve_kinds(["bogus", "hedge"])
     assert not needs_perturber(["reference", "injection", "vague"])
     assert needs_perturber(["hedge"])  # made by rule, from the perturber's contradiction
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("sample_tasks", 0), ("perturber_retries", -1), ("judge_retries", "two"), ("media", "audio")],
+)
+def test_a_bad_audit_option_is_one_clear_error(option: str, value: object) -> None:
+    with pytest.raises(SetupError, match=f"-T {option}="):
+        hss_judge_audit(dataset="demo", **{option: value})
+
+
+def test_sample_tasks_draws_the_same_tasks_every_time() -> None:
+    first = hss_judge_audit(dataset="demo", sample_tasks=3, kinds="reference")
+    again = hss_judge_audit(dataset="demo", sample_tasks=3, kinds="reference,vague")
+    ids = [str(s.id).split(":")[0] for s in first.dataset]
+    assert len(ids) == 3 and ids == sorted(set(ids), key=ids.index)
+    assert sorted({str(s.id).split(":")[0] for s in again.dataset}) == sorted(ids)
+    assert first.metadata["hss_selection"]["of_tasks"] == 8
 
 
 def reply(variant: object, target: object) -> str:

@@ -1,5 +1,6 @@
 """Anything that changes results changes the task version: the fingerprints of the judge
-prompt, media notes, blind system message, sampling defaults and scoring are pinned per
+prompt, media notes, blind system message, sampling defaults, scoring and the judge
+audit's texts and kinds are pinned per
 comparability version N (of eval.yaml's `N-X`)."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ PINNED: dict[int, dict[str, str]] = {
         "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
         "sampling_defaults": "796d6581f92842e1b87c2454eab78d41784b3201b81b55cb46de93eeb4494ba4",
         "scoring": "054bfda45ab68a6610f1ecb9d7700b40bcb75d5c584c77af2b0c1612e3647cd9",
+        "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
     },
 }
 

@@ -270,14 +270,15 @@ def hss_judge_audit(
     perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
 ) -> Task:
     """The judge audit: answers with verdicts known by construction, graded by the `grader`."""
+    media = opt.choice("media", media, MEDIA_CHOICES)
+    release = open_release(dataset, revision)
     return build_audit_task(
-        dataset,
-        revision,
-        media,
-        domains,
-        subdomains,
-        kinds,
-        sample_tasks,
-        judge_retries,
-        perturber_retries,
+        release,
+        selected_rows(release, media, domains, subdomains),
+        requested={"dataset": dataset, "revision": revision},
+        selection={"media": media, "domains": as_list(domains), "subdomains": as_list(subdomains)},
+        kinds=kinds,
+        sample_tasks=sample_tasks,
+        judge_retries=judge_retries,
+        perturber_retries=perturber_retries,
     )

@@ -12,10 +12,17 @@ from typing import Any
 import yaml
 
 from hss_inspect import prompt
+from hss_inspect.audit.kinds import KINDS
+from hss_inspect.audit.variants import audit_data
 from hss_inspect.judge import judge_prompts
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
 from hss_inspect.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
-from hss_inspect.settings import DEFAULT_EPOCHS, DEFAULT_JUDGE_RETRIES, DEFAULT_MEDIA
+from hss_inspect.settings import (
+    DEFAULT_EPOCHS,
+    DEFAULT_JUDGE_RETRIES,
+    DEFAULT_MEDIA,
+    DEFAULT_PERTURBER_RETRIES,
+)
 
 
 @cache
@@ -61,6 +68,13 @@ def result_fingerprints() -> dict[str, str]:
                 "media": {k: v for k, v in DEFAULT_MEDIA.as_dict().items() if k != "media_timeout"},
                 "frame_algorithm": FRAME_ALGORITHM_VERSION,
                 "image_algorithm": IMAGE_ALGORITHM_VERSION,
+            }
+        ),
+        "judge_audit": _sha256(
+            {
+                "texts": audit_data(),
+                "kinds": [[k.name, k.made_by.value, k.expectation.value] for k in KINDS],
+                "perturber_retries": DEFAULT_PERTURBER_RETRIES,
             }
         ),
         "scoring": _sha256(

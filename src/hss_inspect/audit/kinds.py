@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from hss_inspect.options import option_error
+
 
 class Expectation(str, Enum):
     ALL_MET = "all met"
@@ -97,9 +99,10 @@ def resolve_kinds(values: Sequence[str]) -> list[str]:
     wanted = {v.strip().lower() for v in values if v.strip()}
     unknown = sorted(wanted - set(KIND_NAMES))
     if unknown:
-        raise ValueError(
-            f"hss_judge_audit: unknown variant kind(s) {', '.join(unknown)} in -T kinds; "
-            f"use any of {', '.join(KIND_NAMES)}"
+        raise option_error(
+            "kinds",
+            ",".join(values),
+            f"{', '.join(unknown)} unknown; use any of {', '.join(KIND_NAMES)}",
         )
     return [name for name in KIND_NAMES if name in wanted or not wanted]
 
