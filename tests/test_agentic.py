@@ -17,7 +17,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ContentImage, ContentText
 from PIL import Image
 
-from tests.support.agent_server import OUTPUT_TOKENS, REASONING_TOKENS
+from tests.support.agent_server import OUTPUT_TOKENS, REASONING_TOKENS, WORDY_OUTPUT_TOKENS
 from tests.support.fixture_repo import FixtureTask, read_index, write_video
 from tests.support.runs import run_eval
 from tests.support.servers import scripted_models
@@ -36,6 +36,8 @@ TASKS = (
                 "image", "media/texture.png", TWO),
     FixtureTask("agent-greedy", "AGENT-GREEDY", "Social Understanding", "Theory of Mind",
                 "video", "media/numbered.mp4", ONE),
+    FixtureTask("agent-wordy", "AGENT-WORDY", "Physical & Spatial Logic",
+                "Spatial Reachability", "image", "media/texture.png", ONE),
     FixtureTask("agent-text", "AGENT-TEXT", "Physical & Spatial Logic",
                 "Affordance & Feasibility", "image", "media/texture.png", ONE),
 )  # fmt: skip
@@ -44,6 +46,7 @@ IMAGE_MAX_SIDE = 64  # the image is shown at 64x48: crops are cut from the 160x1
 CLIP_SIZE, CLIP_FPS, CLIP_SECONDS = (96, 64), 30, 3.0
 FRAME_SIDE = 48  # frames are shown at 48x32: crops come from the 96x64 source frame
 STEPS = 9
+TOKENS = 50  # 8 steps of 5 tokens (agent-vid) fit; 3 steps of 20 (agent-wordy) do not
 ZOOM_SIDE = 768
 
 
@@ -82,6 +85,7 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalLo
                 "frame_side": FRAME_SIDE,
                 "image_max_side": IMAGE_MAX_SIDE,
                 "agent_steps": STEPS,
+                "agent_tokens": TOKENS,
             },
         )
         requests = [json.loads(line) for line in request_log.read_text().splitlines()]
@@ -228,6 +232,9 @@ def test_limits_end_the_conversation_with_what_was_said(agent_run) -> None:
     greedy = sample_of(log, "agent-greedy").metadata["agent"]
     # 16 frames a call against 40 tool images: the third call would pass the limit.
     assert (greedy["ended_by"], greedy["steps"], greedy["tool_images"]) == ("image_limit", 3, 32)
+    wordy = sample_of(log, "agent-wordy").metadata["agent"]
+    assert (wordy["ended_by"], wordy["steps"]) == ("token_limit", 3)
+    assert wordy["output_tokens"] == 3 * WORDY_OUTPUT_TOKENS >= TOKENS
     text = sample_of(log, "agent-text")
     assert text.metadata["agent"]["ended_by"] == "answered_without_submit"
     assert text.output.completion == "Plainly, my answer is PASS."
@@ -237,7 +244,8 @@ def test_the_judge_grades_the_submitted_answer(agent_run) -> None:
     log, _, requests = agent_run
     grades = {str(s.id): s.scores["rubric_judge"].value["pass"] for s in log.samples or []}
     assert grades == {
-        "agent-img": 1, "agent-vid": 1, "agent-loop": 0, "agent-greedy": 0, "agent-text": 1,
+        "agent-img": 1, "agent-vid": 1, "agent-loop": 0, "agent-greedy": 0, "agent-wordy": 0,
+        "agent-text": 1,
     }  # fmt: skip
     judged = [r for r in requests if r["model"] == "judge"]
     answers = [r["messages"][1]["content"] for r in judged]

@@ -5,6 +5,7 @@ single-call and agentic, a scripted labeller (some replies unreadable), then
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import statistics
 import subprocess
@@ -52,7 +53,7 @@ SUBDOMAIN_LABEL = {
 }
 FAMILY = {
     "size_fit": "perception", "overlap_as_depth": "perception", "motive": "latent",
-    "missed_cue": "latent", "no_committed_answer": "no answer",
+    "missed_cue": "latent", "no_committed_answer": "no_answer",
 }  # fmt: skip
 
 
@@ -123,6 +124,17 @@ def failures_json(*logs: Path) -> dict[str, Any]:
 def test_labels_in_the_log_follow_the_labeller_and_its_re_asks(labelled_logs) -> None:
     logs, _, _ = labelled_logs
     found = read_all(logs)
+    single_m1 = next(
+        log for log in found
+        if log.eval.model.endswith("/m1") and log.eval.metadata["hss_condition"] == "standard"
+    )  # fmt: skip
+    assert single_m1.results is not None
+    metrics = next(s for s in single_m1.results.scores if s.name == "failure_cause").metrics
+    # m1's failures: size_fit, motive, unlabelled, missed_cue, no committed answer.
+    assert (metrics["labelled"].value, metrics["unlabelled"].value) == (4, 1)
+    assert metrics["perception"].value == pytest.approx(1 / 4)
+    assert metrics["latent"].value == pytest.approx(2 / 4)
+    assert metrics["no_answer"].value == pytest.approx(1 / 4)
     assert len(found) == 2 * len(MODELS)
     for log in found:
         assert log.status == "success"
@@ -135,7 +147,12 @@ def test_labels_in_the_log_follow_the_labeller_and_its_re_asks(labelled_logs) ->
             assert (label is None) == passed, (sample.id, model, agentic)
             if label is None:
                 continue
-            assert label.value == cause
+            assert label.metadata["cause"] == cause
+            family = FAMILY.get(str(cause))
+            assert label.value["labelled"] == (family is not None)
+            for name in ("perception", "latent", "reasoning", "no_answer"):
+                expected = math.nan if family is None else float(name == family)
+                assert label.value[name] == pytest.approx(expected, nan_ok=True)
             attempts = label.metadata["labeler_attempts"]
             expected_calls = {"unlabelled": 3, "no_committed_answer": 0}.get(str(cause), 1)
             if task.task_id == "t-once":
@@ -222,7 +239,7 @@ def test_agentic_against_single_call_tables(labelled_logs) -> None:
     assert (agentic["pass"]["a_only"], agentic["pass"]["b_only"]) == (a_only, b_only)
     # Exact two-sided McNemar over the discordant pairs, computed directly.
     n = a_only + b_only
-    tail = sum(__import__("math").comb(n, i) for i in range(min(a_only, b_only) + 1))
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1))
     assert agentic["pass"]["mcnemar_p"] == pytest.approx(min(1.0, 2 * tail / 2**n))
     for task in TASKS:
         group = agentic["by_subdomain"][SUBDOMAIN_LABEL[task.subdomain]]
@@ -256,7 +273,7 @@ def test_inspect_score_labels_an_existing_log(labelled_logs, tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     rescored = read_eval_log(str(log.location))
     labels = {
-        str(s.id): s.scores["failure_cause"].value
+        str(s.id): s.scores["failure_cause"].metadata["cause"]
         for s in rescored.samples or []
         if "failure_cause" in (s.scores or {})
     }

@@ -14,7 +14,7 @@ from hss_inspect.config import load_yaml
 from hss_inspect.judge import UnreadableReply, answer_fence, extract_json_object
 
 FAMILIES: tuple[str, ...] = ("perception", "latent", "reasoning")
-NO_ANSWER_FAMILY = "no answer"
+NO_ANSWER_FAMILY = "no_answer"
 
 
 @dataclass(frozen=True)

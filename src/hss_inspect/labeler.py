@@ -28,10 +28,12 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
-from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from hss_inspect.causes import (
+    FAMILIES,
+    NO_ANSWER_FAMILY,
     Label,
     LabelerPrompts,
     Taxonomy,
@@ -48,6 +50,7 @@ LABELER_ROLE = "labeler"
 RUBRIC_SCORER = "rubric_judge"
 UNLABELLED = "unlabelled"
 DEFAULT_LABELER_RETRIES = 2
+ALL_FAMILIES: tuple[str, ...] = (*FAMILIES, NO_ANSWER_FAMILY)
 NO_LABELER_MESSAGE = (
     f"The failure-cause labeller needs a model bound to the role '{LABELER_ROLE}'. Add "
     f"--model-role {LABELER_ROLE}=<provider/model> (the paper labelled with Claude Opus 5)."
@@ -66,7 +69,34 @@ class LabelSession:
     label: Label | None = None
 
 
-@scorer(metrics=[])
+def label_value(causes: Taxonomy, cause: str) -> dict[str, float]:
+    """1 for the label's family, 0 for the others; NaN for all when unlabelled.
+
+    Numbers, so any epoch reducer and the metric below can average them; the cause id
+    itself is in the score's metadata (`cause`).
+    """
+    family = causes.family_of(cause) if cause != UNLABELLED else None
+    value = {f: math.nan if family is None else float(f == family) for f in ALL_FAMILIES}
+    return {"labelled": float(family is not None), **value}
+
+
+@metric(name="failure_families")
+def failure_families() -> Metric:
+    """Failures labelled, unlabelled, and each family's share of the labelled ones."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        values = [s.score.value for s in scores if isinstance(s.score.value, dict)]
+        labelled = [v for v in values if v.get("labelled") == 1]
+        shares = {
+            f: sum(float(v.get(f, 0.0)) for v in labelled) / len(labelled) if labelled else math.nan
+            for f in ALL_FAMILIES
+        }
+        return {"labelled": len(labelled), "unlabelled": len(values) - len(labelled), **shares}
+
+    return compute
+
+
+@scorer(metrics=[failure_families()])
 def failure_cause(
     retries: int = DEFAULT_LABELER_RETRIES, first_attempt_only: bool = True
 ) -> Scorer:
@@ -87,7 +117,7 @@ def failure_cause(
         answer = state.output.completion.strip() if state.output else ""
         if not answer:
             return Score(
-                value=causes.no_answer.id,
+                value=label_value(causes, causes.no_answer.id),
                 answer="",
                 explanation="The answer is empty: no committed answer (no labeller call).",
                 metadata=label_metadata(causes, prompts, causes.no_answer.id, LabelSession()),
@@ -180,7 +210,9 @@ def labelled_score(
         explanation = f"{causes.name_of(cause)} ({causes.family_of(cause)}): " + (
             session.label.explanation
         )
-    return Score(value=cause, answer=answer, explanation=explanation, metadata=metadata)
+    return Score(
+        value=label_value(causes, cause), answer=answer, explanation=explanation, metadata=metadata
+    )
 
 
 def label_metadata(

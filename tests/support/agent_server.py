@@ -37,6 +37,7 @@ _CAUSE = re.compile(r"CAUSE=([A-Za-z_-]+)")
 _log_lock = threading.Lock()
 
 OUTPUT_TOKENS = 5
+WORDY_OUTPUT_TOKENS = 20  # per reply of the AGENT-WORDY script
 REASONING_TOKENS = 3
 
 Step = dict[str, Any]
@@ -70,6 +71,8 @@ SCRIPTS: dict[str, list[Step]] = {
     "AGENT-LOOP": [call("crop", "Still unsure; for now I say FAIL.", x0=0, y0=0, x1=32, y1=32)],
     # Asks for 16 frames at a time until the image budget is used up.
     "AGENT-GREEDY": [call("frames", "More frames; FAIL so far.", start=0.0, end=2.0, fps=8)],
+    # Keeps cropping with long replies until the output-token limit ends it.
+    "AGENT-WORDY": [call("crop", "Thinking at length; FAIL so far.", x0=0, y0=0, x1=32, y1=32)],
     # Answers in plain text without calling a tool.
     "AGENT-TEXT": [{"text": "Plainly, my answer is PASS."}],
 }
@@ -143,9 +146,10 @@ class Handler(BaseHTTPRequestHandler):
             message = {"role": "assistant", "content": labeler_reply(messages)}
         else:
             message = agent_message(messages, model, bool(body.get("tools")))
-        self._reply(model, message)
+        wordy = "[AGENT-WORDY]" in json.dumps(messages[:2])
+        self._reply(model, message, WORDY_OUTPUT_TOKENS if wordy else OUTPUT_TOKENS)
 
-    def _reply(self, model: str, message: dict[str, Any]) -> None:
+    def _reply(self, model: str, message: dict[str, Any], output_tokens: int) -> None:
         reply = {
             "id": "scripted",
             "object": "chat.completion",
@@ -160,8 +164,8 @@ class Handler(BaseHTTPRequestHandler):
             ],
             "usage": {
                 "prompt_tokens": 10,
-                "completion_tokens": OUTPUT_TOKENS,
-                "total_tokens": 10 + OUTPUT_TOKENS,
+                "completion_tokens": output_tokens,
+                "total_tokens": 10 + output_tokens,
                 "completion_tokens_details": {"reasoning_tokens": REASONING_TOKENS},
             },
         }

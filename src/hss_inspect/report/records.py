@@ -352,8 +352,9 @@ def _record(
 def cause_of(sample: ScoredSample) -> str | None:
     """The failure-cause label of the attempt: the score carrying a taxonomy version."""
     for score in (sample.scores or {}).values():
-        if "taxonomy_version" in (score.metadata or {}) and isinstance(score.value, str):
-            return score.value
+        metadata = score.metadata or {}
+        if "taxonomy_version" in metadata and isinstance(metadata.get("cause"), str):
+            return str(metadata["cause"])
     return None
 
 
