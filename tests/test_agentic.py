@@ -45,8 +45,10 @@ IMAGE_SIZE = (160, 120)
 IMAGE_MAX_SIDE = 64  # the image is shown at 64x48: crops are cut from the 160x120 original
 CLIP_SIZE, CLIP_FPS, CLIP_SECONDS = (96, 64), 30, 3.0
 FRAME_SIDE = 48  # frames are shown at 48x32: crops come from the 96x64 source frame
-STEPS = 9
-TOKENS = 50  # 8 steps of 5 tokens (agent-vid) fit; 3 steps of 20 (agent-wordy) do not
+STEPS = 10
+# 9 steps of 5 tokens (agent-vid) and 10 (agent-loop, stopped by the step limit) fit;
+# 3 steps of 20 (agent-wordy) do not.
+TOKENS = 52
 ZOOM_SIDE = 768
 
 
@@ -148,21 +150,25 @@ def test_the_log_holds_every_tool_call_and_its_result(agent_run) -> None:
         if isinstance(m, ChatMessageAssistant)
         for call in m.tool_calls or []
     ]
-    assert calls == ["frames", "frames", "crop", "crop", "compare", "compare", "frames", "submit"]
+    assert calls == [
+        "frames", "frames", "crop", "crop", "compare", "compare", "frames", "frames", "submit",
+    ]  # fmt: skip
     results = tool_messages(sample)
     assert [m.function for m in results] == calls
     failed = [i for i, m in enumerate(results) if m.error is not None]
-    assert failed == [1, 3, 5, 6]
+    assert failed == [1, 3, 5, 6, 7]
     assert "past the clip's end at 3.00 s" in str(results[1].error.message)
     assert "no frame labelled 0.25 s" in str(results[3].error.message)
     assert "no frame labelled 7.00 s" in str(results[5].error.message)
-    assert [len(tool_images(m)) for m in results] == [10, 0, 1, 0, 1, 0, 0, 0]
+    assert results[6].error.type == "parsing"  # "soon" is not a number
+    assert "at most 60 frames per second" in str(results[7].error.message)
+    assert [len(tool_images(m)) for m in results] == [10, 0, 1, 0, 1, 0, 0, 0, 0]
     agent = sample.metadata["agent"]
     assert agent["ended_by"] == "submitted"
-    assert agent["steps"] == 8 and agent["tool_errors"] == 4 and agent["tool_images"] == 12
-    assert agent["tool_calls"] == {"frames": 3, "crop": 2, "compare": 2, "submit": 1}
-    assert agent["output_tokens"] == 8 * OUTPUT_TOKENS
-    assert agent["reasoning_tokens"] == 8 * REASONING_TOKENS
+    assert agent["steps"] == 9 and agent["tool_errors"] == 5 and agent["tool_images"] == 12
+    assert agent["tool_calls"] == {"frames": 4, "crop": 2, "compare": 2, "submit": 1}
+    assert agent["output_tokens"] == 9 * OUTPUT_TOKENS
+    assert agent["reasoning_tokens"] == 9 * REASONING_TOKENS
 
 
 def test_image_task_crop_errors_and_submission(agent_run) -> None:

@@ -56,7 +56,8 @@ SCRIPTS: dict[str, list[Step]] = {
         call("submit", answer="Having looked closely, my answer is PASS."),
     ],
     # A video task: a window, a window past the end, crops of a fetched and of an
-    # unknown frame, a comparison, a comparison with an unknown frame, a bad type, submit.
+    # unknown frame, a comparison, a comparison with an unknown frame, a bad type,
+    # too high a rate, submit.
     "AGENT-VID": [
         call("frames", "More frames of the second second.", start=1.0, end=2.0, fps=10),
         call("frames", start=2.5, end=9.0),
@@ -65,6 +66,7 @@ SCRIPTS: dict[str, list[Step]] = {
         call("compare", frame_time_a=0.5, frame_time_b=1.5),
         call("compare", frame_time_a=0.5, frame_time_b=7.0),
         call("frames", start="soon", end=2.0),
+        call("frames", start=0.0, end=1.0, fps=240),
         call("submit", answer="After the closer look, my answer is PASS."),
     ],
     # Never submits: keeps cropping until the step limit ends it.

@@ -39,6 +39,8 @@ from hss_inspect.solver import data_uri
 
 # Frames decoded for cropping keep the source resolution (`scaled_size` never upscales).
 NATIVE_SIDE = 1 << 16
+# Labels carry two decimals; above 60 fps neighbouring frames could share a label.
+MAX_WINDOW_FPS = 60
 
 
 @dataclass
@@ -171,6 +173,11 @@ def frames(media: AgentMedia) -> Tool:
         """
         assert media.duration is not None
         rate = media.settings.window_fps if fps is None else fps
+        if rate > MAX_WINDOW_FPS:
+            raise ToolError(
+                f"fps {rate:g} is too high: at most {MAX_WINDOW_FPS} frames per second "
+                "(time labels have two decimals)"
+            )
         try:
             plan = plan_window(media.duration, start, end, rate, media.settings.window_max_frames)
         except ValueError as exc:
