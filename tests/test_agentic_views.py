@@ -1,14 +1,18 @@
-"""The pure rules behind the agent's tools: the window plan and the crop geometry."""
+"""The pure rules behind the agent's tools: the window plan, the crop geometry, the budgets."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+from hss_inspect.agentic.loop import CONVERSATION_TEXT_BYTES, tool_byte_budget
+from hss_inspect.agentic.tools import AgentMedia
 from hss_inspect.agentic.views import Box, ViewError, checked_box, source_box, zoomed_size
+from hss_inspect.limits import PART_OVERHEAD_BYTES
 from hss_inspect.media.plan import plan_frames, plan_window
-from hss_inspect.settings import FrameSettings
+from hss_inspect.settings import AgentSettings, FrameSettings
 
 
 @pytest.mark.parametrize(
@@ -56,3 +60,34 @@ def test_crop_box_checks_and_maps_to_the_source() -> None:
     assert source_box(Box(20, 10, 52, 34), (64, 48), (160, 120)) == Box(50, 25, 130, 85)
     assert zoomed_size(80, 60, 768) == (768, 576)
     assert zoomed_size(2000, 100, 768) == (768, 38)
+
+
+def agent_media(image_budget: int, byte_budget: int | None) -> AgentMedia:
+    return AgentMedia(
+        media_type="video",
+        path=Path("clip.mp4"),
+        frame_settings=FrameSettings(),
+        settings=AgentSettings(),
+        image_budget=image_budget,
+        byte_budget=byte_budget,
+    )
+
+
+def test_tool_images_stop_at_the_image_and_byte_budgets() -> None:
+    jpeg = bytes(3000)  # 4000 bytes once base64-encoded
+    one = 4000 + PART_OVERHEAD_BYTES
+    counted = agent_media(image_budget=3, byte_budget=None)
+    assert counted.take_images([jpeg, jpeg]) and counted.take_images([jpeg])
+    assert not counted.take_images([jpeg]) and counted.image_limit_reached
+    assert counted.images_returned == 3
+    sized = agent_media(image_budget=40, byte_budget=2 * one + 10)
+    assert sized.take_images([jpeg, jpeg])
+    assert not sized.take_images([b"x"]) and sized.image_limit_reached
+    assert (sized.images_returned, sized.bytes_returned) == (2, 2 * one)
+
+
+def test_the_first_turn_and_the_text_room_come_off_the_request_budget() -> None:
+    sent = {"payload": {"estimated_request_bytes": 25_000_000}}
+    assert tool_byte_budget(None, sent) is None
+    assert tool_byte_budget(30_000_000, sent) == 5_000_000 - CONVERSATION_TEXT_BYTES
+    assert tool_byte_budget(25_100_000, sent) == 0

@@ -39,6 +39,10 @@ from hss_inspect.release import Release
 from hss_inspect.settings import AgentSettings, MediaSettings
 from hss_inspect.solver import frame_settings_for, local_media
 
+# Room kept in each request for the conversation's own text (replies, tool arguments,
+# notes and errors) beside the media: far more than 30 steps of it.
+CONVERSATION_TEXT_BYTES = 200_000
+
 
 @dataclass
 class Conversation:
@@ -132,7 +136,8 @@ async def conversation_media(
 ) -> AgentMedia:
     """The tools' view of this sample: its file, what the first turn showed, the image budget."""
     sent = state.metadata["sent_media"]
-    frame_settings = frame_settings_for(media, applied_limits(media, str(state.model)))
+    provider = applied_limits(media, str(state.model))
+    frame_settings = frame_settings_for(media, provider)
     first_turn_images = count_images(state.messages)
     budget = limits.max_tool_images
     if frame_settings.max_images is not None:
@@ -145,12 +150,22 @@ async def conversation_media(
         settings=limits,
         image_budget=budget,
         duration=sent.get("duration"),
+        byte_budget=tool_byte_budget(provider.request_budget(), sent),
     )
     if sent["kind"] == "image":
         agent_media.views.image_size = (int(sent["width"]), int(sent["height"]))
     elif sent["kind"] == "frames":
         agent_media.views.add_frames(sent_frames(state.messages, sent))
     return agent_media
+
+
+def tool_byte_budget(request_budget: int | None, sent: dict[str, Any]) -> int | None:
+    """Encoded bytes left for tool images in every request after the first turn's media,
+    with room for the conversation's text; None when the provider states no limit."""
+    if request_budget is None:
+        return None
+    first_turn = int((sent.get("payload") or {}).get("estimated_request_bytes", 0))
+    return max(0, request_budget - first_turn - CONVERSATION_TEXT_BYTES)
 
 
 def sent_frames(messages: list[ChatMessage], sent: dict[str, Any]) -> list[ShownFrame]:
@@ -189,6 +204,8 @@ def agent_record(
         "tool_errors": conversation.tool_errors,
         "tool_images": media.images_returned,
         "image_budget": media.image_budget,
+        "tool_image_bytes": media.bytes_returned,
+        "tool_byte_budget": media.byte_budget,
         "output_tokens": conversation.usage.output_tokens,
         "reasoning_tokens": conversation.usage.reasoning_tokens,
         "submitted": media.answer is not None,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from hss_inspect.agentic.views import (
     side_by_side,
     source_box,
 )
+from hss_inspect.limits import PART_OVERHEAD_BYTES
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.image import upright_image
@@ -53,23 +56,37 @@ class AgentMedia:
     settings: AgentSettings
     image_budget: int
     duration: float | None = None
+    # Encoded bytes tool images may add to a request (None: the provider states no limit):
+    # every step resends the whole conversation, so they count against each request.
+    byte_budget: int | None = None
     views: Views = field(default_factory=Views)
     images_returned: int = 0
+    bytes_returned: int = 0
     image_limit_reached: bool = False
     answer: str | None = None
 
-    def take_images(self, count: int) -> bool:
-        """Reserve `count` images of the budget; False, and the limit marked, if they do not fit."""
-        if self.images_returned + count > self.image_budget:
+    def take_images(self, jpegs: Sequence[bytes]) -> bool:
+        """Count `jpegs` as returned; False, and the limit marked, if they do not fit."""
+        added = sum(encoded_size(j) for j in jpegs)
+        over_count = self.images_returned + len(jpegs) > self.image_budget
+        over_bytes = self.byte_budget is not None and self.bytes_returned + added > self.byte_budget
+        if over_count or over_bytes:
             self.image_limit_reached = True
             return False
-        self.images_returned += count
+        self.images_returned += len(jpegs)
+        self.bytes_returned += added
         return True
 
 
+def encoded_size(jpeg: bytes) -> int:
+    """Bytes of an image once base64-encoded into a request, with its part's framing."""
+    return 4 * math.ceil(len(jpeg) / 3) + PART_OVERHEAD_BYTES
+
+
 def image_limit_text(media: AgentMedia) -> str:
+    size = "" if media.byte_budget is None else f" ({media.byte_budget} encoded bytes)"
     return (
-        f"This conversation's limit of {media.image_budget} tool images is reached; "
+        f"This conversation's limit of {media.image_budget} tool images{size} is reached; "
         "no image was returned and the conversation ends here."
     )
 
@@ -105,11 +122,11 @@ def crop(media: AgentMedia) -> Tool:
             box = checked_box(Box(x0, y0, x1, y1), shown, media.settings.min_crop_side, what)
         except ViewError as exc:
             raise ToolError(str(exc)) from exc
-        if not media.take_images(1):
-            return image_limit_text(media)
         region = source_box(box, shown, source.size)
         zoomed = await asyncio.to_thread(crop_and_zoom, source, region, media.settings.zoom_side)
         data = await asyncio.to_thread(jpeg_of, zoomed, media.frame_settings.jpeg_quality)
+        if not media.take_images([data]):
+            return image_limit_text(media)
         note = (
             f"The region {box.text()} of {what}, cut from the source at "
             f"{source.width}x{source.height} px and shown at {zoomed.width}x{zoomed.height} px."
@@ -182,12 +199,15 @@ def frames(media: AgentMedia) -> Tool:
             plan = plan_window(media.duration, start, end, rate, media.settings.window_max_frames)
         except ValueError as exc:
             raise ToolError(str(exc)) from exc
-        if not media.take_images(len(plan.slots)):
+        if media.images_returned + len(plan.slots) > media.image_budget:
+            media.image_limit_reached = True  # known before decoding anything
             return image_limit_text(media)
         try:
             video = await service.plan_frames_of(media.path, media.frame_settings, plan)
         except MediaError as exc:
             raise ToolError(f"these frames cannot be decoded ({exc})") from exc
+        if not media.take_images(video.jpegs):
+            return image_limit_text(media)
         shown = shown_frames(video, plan)
         media.views.add_frames(shown)
         return window_content(plan, shown, start, end)
@@ -241,12 +261,12 @@ def compare(media: AgentMedia) -> Tool:
             raise ToolError(str(exc)) from exc
         if left.label == right.label:
             raise ToolError("give two different frame times to compare")
-        if not media.take_images(1):
-            return image_limit_text(media)
         joined = await asyncio.to_thread(
             lambda: side_by_side(_open_jpeg(left.jpeg), _open_jpeg(right.jpeg))
         )
         data = await asyncio.to_thread(jpeg_of, joined, media.frame_settings.jpeg_quality)
+        if not media.take_images([data]):
+            return image_limit_text(media)
         note = f"Left: the frame at {left.label} s. Right: the frame at {right.label} s."
         return [ContentText(text=note), ContentImage(image=prompt_data_uri(data))]
 
