@@ -171,6 +171,14 @@ def assert_within(entry: dict[str, Any], rules: dict[str, int | None]) -> None:
             assert max(image["width"], image["height"]) <= rules["image_max_side"]
 
 
+def assert_refused(refused: Any, provider_words: str) -> None:
+    """A refusal is an error on the sample, with the provider's words, never a score."""
+    assert not refused.scores
+    assert refused.error is not None
+    assert "refused the request for its size or count" in refused.error.message
+    assert provider_words in refused.error.message
+
+
 def test_anthropic_requests_fit_the_messages_api(
     anthropic_run: tuple[EvalLog, list[dict[str, Any]]], provider_repo: Path
 ) -> None:
@@ -286,7 +294,7 @@ def test_openai_responses_api_gets_the_paper_defaults_unchanged(
     with provider_stand_in(tmp_path / "server", OPENAI_WIRE_RULES) as (url, log_file):
         log = run_against(
             "openai/gpt-6-astra",
-            "img-large,vid-noise",
+            "img-large,vid-noise,vid-toobig",
             provider_repo,
             shared_cache,
             model_server,
@@ -297,7 +305,9 @@ def test_openai_responses_api_gets_the_paper_defaults_unchanged(
     assert log.status == "success"
     assert {e["api"] for e in entries} == {"responses"}
     for entry in entries:
-        assert_within(entry, OPENAI_WIRE_RULES)
+        if entry["behaviour"] != "TOOBIG":
+            assert_within(entry, OPENAI_WIRE_RULES)
+    assert_refused(sample(log, "vid-toobig"), "Error code: 413")
     noise = max(entries, key=lambda e: len(e["images"]))
     sent = sample(log, "vid-noise").metadata["sent_media"]
     # 4.5 MB images, 768 px frames, 500 frames and the 32 MB frame budget all fit OpenAI's
@@ -327,7 +337,7 @@ def test_gemini_api_inline_cap_and_native_video_through_files_api(
         env["GOOGLE_BASE_URL"] = url
         native = run_against(
             "google/gemini-3.8-flash",
-            "img-large,vid-small",
+            "img-large,vid-small,vid-toobig",
             provider_repo,
             shared_cache,
             model_server,
@@ -347,15 +357,17 @@ def test_gemini_api_inline_cap_and_native_video_through_files_api(
         )
         frame_entries = wire(log_file, len(native_entries))
     assert native.status == frames.status == "success"
-    (upload,) = [e for e in native_entries if e["api"] == "google-files"]
+    uploads = [e for e in native_entries if e["api"] == "google-files"]
     clip = provider_repo / "media" / "vid_cfr.mp4"
-    assert upload["uploaded_bytes"] == clip.stat().st_size
-    (video_request,) = [e for e in native_entries if e.get("videos")]
+    assert uploads and {u["uploaded_bytes"] for u in uploads} == {clip.stat().st_size}
+    (video_request,) = [e for e in native_entries if e.get("videos") and e["behaviour"] == "PASS"]
     assert video_request["videos"][0]["uploaded_bytes"] == clip.stat().st_size
     assert sample(native, "vid-small").metadata["sent_media"]["kind"] == "native_video"
     for entry in native_entries + frame_entries:
-        if entry["api"] == "google":
+        if entry["api"] == "google" and entry["behaviour"] != "TOOBIG":
             assert_within(entry, GEMINI_WIRE_RULES)
+    # Gemini's refusal reaches Inspect as a 400 that its provider turns into a stop
+    assert_refused(sample(native, "vid-toobig"), "payload size exceeds the limit")
     (noise,) = [e for e in frame_entries if e["api"] == "google"]
     sent = sample(frames, "vid-noise").metadata["sent_media"]
     assert len(noise["images"]) == NOISE_FRAMES and sent["shrunk_to_budget"]
@@ -384,9 +396,7 @@ def test_openai_compatible_server_gets_the_paper_defaults(
     noise = max(entries, key=lambda e: len(e["images"]))
     assert {(i["width"], i["height"]) for i in noise["images"]} == {(768, 432)}
     assert not sample(log, "vid-noise").metadata["sent_media"]["shrunk_to_budget"]
-    toobig = sample(log, "vid-toobig")
-    assert toobig.error is not None and "refused the request" in toobig.error.message
-    assert not toobig.scores
+    assert_refused(sample(log, "vid-toobig"), "Error code: 413")
 
 
 def claude_tokens(width: int, height: int) -> int:
