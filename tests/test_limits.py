@@ -195,3 +195,24 @@ def test_a_clip_over_the_video_limit_goes_as_frames_and_says_why(tmp_path: Path)
         True,
         None,
     )
+
+
+def test_refusals_raised_as_errors_are_recognized_through_the_wrapping() -> None:
+    from hss_inspect.answer import refusal_in_error, status_of
+
+    class ProviderError(Exception):
+        def __init__(self, message: str, status_code: int) -> None:
+            super().__init__(message)
+            self.status_code = status_code
+
+    def wrapped(cause: Exception) -> RuntimeError:
+        outer = RuntimeError("generate failed")  # as Inspect's ModelGenerateError wraps it
+        outer.__cause__ = cause
+        return outer
+
+    too_large = wrapped(ProviderError("Request Entity Too Large", 413))
+    assert status_of(too_large) == 413 and refusal_in_error(too_large) is not None
+    too_many = wrapped(ProviderError("too many images: 700 > 600", 400))
+    assert refusal_in_error(too_many) is not None
+    unrelated = wrapped(ProviderError("temperature: unsupported value", 400))
+    assert status_of(unrelated) == 400 and refusal_in_error(unrelated) is None

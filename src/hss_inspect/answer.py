@@ -160,11 +160,13 @@ def answer(model_errors: ModelErrors = "omit") -> Solver:
             if is_empty_after_budget(state.output):
                 state = await _retry_with_double_budget(state, generate)
         except Exception as exc:
-            if model_errors == "fail" or not _is_provider_error(exc):
+            if not _is_provider_error(exc):
                 raise
             refused = refusal_in_error(exc)
             if refused is not None:
                 raise _refused(state, refused) from exc
+            if model_errors == "fail":
+                raise
             state.metadata["model_error"] = model_error_record(exc)
             state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])
         return state
