@@ -16,7 +16,6 @@ from hss_inspect.audit.kinds import (
     KIND_BY_NAME,
     KIND_NAMES,
     expected_verdicts,
-    needs_perturber,
     resolve_kinds,
 )
 from hss_inspect.audit.perturber import (
@@ -61,8 +60,6 @@ def test_kinds_are_chosen_in_a_fixed_order_and_unknown_ones_named() -> None:
     assert resolve_kinds(["vague", "Reference"]) == ["reference", "vague"]
     with pytest.raises(SetupError, match=r"-T kinds=.*bogus unknown; use any of reference"):
         resolve_kinds(["bogus", "hedge"])
-    assert not needs_perturber(["reference", "injection", "vague"])
-    assert needs_perturber(["hedge"])  # made by rule, from the perturber's contradiction
 
 
 @pytest.mark.parametrize(

@@ -107,16 +107,6 @@ def resolve_kinds(values: Sequence[str]) -> list[str]:
     return [name for name in KIND_NAMES if name in wanted or not wanted]
 
 
-def needs_perturber(kinds: Sequence[str]) -> bool:
-    """Whether any chosen kind is written by the perturber, itself or through its source."""
-    for name in kinds:
-        kind = KIND_BY_NAME[name]
-        source = KIND_BY_NAME[kind.built_from] if kind.built_from else kind
-        if Maker.PERTURBER in (kind.made_by, source.made_by):
-            return True
-    return False
-
-
 def expected_verdicts(
     kind: VariantKind, criterion_ids: Sequence[str], target: str | None
 ) -> dict[str, bool]:
