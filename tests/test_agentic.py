@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ TASKS = (
                 "video", "media/numbered.mp4", ONE),
     FixtureTask("agent-wordy", "AGENT-WORDY", "Physical & Spatial Logic",
                 "Spatial Reachability", "image", "media/texture.png", ONE),
+    FixtureTask("agent-broken", "AGENT-BROKEN", "Temporal & Causal Dynamics",
+                "Mechanistic Causality", "image", "media/texture.png", ONE),
     FixtureTask("agent-text", "AGENT-TEXT", "Physical & Spatial Logic",
                 "Affordance & Feasibility", "image", "media/texture.png", ONE),
 )  # fmt: skip
@@ -248,7 +251,11 @@ def test_limits_end_the_conversation_with_what_was_said(agent_run) -> None:
 
 def test_the_judge_grades_the_submitted_answer(agent_run) -> None:
     log, _, requests = agent_run
-    grades = {str(s.id): s.scores["rubric_judge"].value["pass"] for s in log.samples or []}
+    grades = {
+        str(s.id): s.scores["rubric_judge"].value["pass"]
+        for s in log.samples or []
+        if s.id != "agent-broken"
+    }
     assert grades == {
         "agent-img": 1, "agent-vid": 1, "agent-loop": 0, "agent-greedy": 0, "agent-wordy": 0,
         "agent-text": 1,
@@ -281,3 +288,16 @@ def test_chat_completions_receive_tool_images_in_a_following_user_turn(agent_run
     assert {t["function"]["name"] for t in after_window["tools"]} == {
         "crop", "frames", "compare", "submit",
     }  # fmt: skip
+
+
+def test_a_provider_error_mid_conversation_leaves_the_attempt_out(agent_run) -> None:
+    log, _, _ = agent_run
+    broken = sample_of(log, "agent-broken")
+    assert broken.error is None  # the sample itself did not fail (model_errors=omit)
+    value = broken.scores["rubric_judge"].value
+    assert value["model_error"] == 1 and math.isnan(value["pass"])
+    assert "scripted provider failure" in broken.metadata["model_error"]["message"]
+    agent = broken.metadata["agent"]
+    assert (agent["ended_by"], agent["steps"], agent["tool_calls"]) == (
+        "model_error", 1, {"crop": 1},
+    )  # fmt: skip

@@ -160,25 +160,36 @@ def answer(model_errors: ModelErrors = "omit") -> Solver:
             if is_empty_after_budget(state.output):
                 state = await _retry_with_double_budget(state, generate)
         except Exception as exc:
-            if not _is_provider_error(exc):
-                raise
-            refused = refusal_in_error(exc)
-            if refused is not None:
-                raise _refused(state, refused) from exc
-            if model_errors == "fail":
-                raise
-            state.metadata["model_error"] = model_error_record(exc)
-            state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])
+            record_model_error(state, exc, model_errors)
         return state
 
     return solve
 
 
-async def _generate_checked(state: TaskState, generate: Generate, **config: Any) -> TaskState:
-    state = await generate(state, tool_calls="none", **config)
-    refused = refusal_in_output(state.output)
+def record_model_error(state: TaskState, exc: Exception, model_errors: ModelErrors) -> None:
+    """Leave the attempt out with the error recorded, or re-raise what must fail the sample
+    (`model_errors=fail`, a size refusal, a limit, a media error). Call from an except block."""
+    if not _is_provider_error(exc):
+        raise exc
+    refused = refusal_in_error(exc)
+    if refused is not None:
+        raise _refused(state, refused) from exc
+    if model_errors == "fail":
+        raise exc
+    state.metadata["model_error"] = model_error_record(exc)
+    state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])
+
+
+def check_refusal(state: TaskState, output: ModelOutput) -> None:
+    """Raise the sample error for a refused request dressed as a `model_length` stop."""
+    refused = refusal_in_output(output)
     if refused is not None:
         raise _refused(state, refused)
+
+
+async def _generate_checked(state: TaskState, generate: Generate, **config: Any) -> TaskState:
+    state = await generate(state, tool_calls="none", **config)
+    check_refusal(state, state.output)
     return state
 
 

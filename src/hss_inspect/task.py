@@ -230,7 +230,10 @@ def conditioned_solver(
     if condition == "oracle":
         return [oracle_answer()]
     if condition == "agentic":
-        return [hss_input(release, media, "standard"), hss_agent(release, media, agent)]
+        return [
+            hss_input(release, media, "standard"),
+            hss_agent(release, media, agent, model_errors),  # type: ignore[arg-type]
+        ]
     return [hss_input(release, media, condition), answer(model_errors)]  # type: ignore[arg-type]
 
 

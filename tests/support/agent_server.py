@@ -75,6 +75,8 @@ SCRIPTS: dict[str, list[Step]] = {
     "AGENT-GREEDY": [call("frames", "More frames; FAIL so far.", start=0.0, end=2.0, fps=8)],
     # Keeps cropping with long replies until the output-token limit ends it.
     "AGENT-WORDY": [call("crop", "Thinking at length; FAIL so far.", x0=0, y0=0, x1=32, y1=32)],
+    # One good step, then the server fails the request (HTTP 400, not retried).
+    "AGENT-BROKEN": [call("crop", "Looking.", x0=0, y0=0, x1=32, y1=32)],
     # Answers in plain text without calling a tool.
     "AGENT-TEXT": [{"text": "Plainly, my answer is PASS."}],
 }
@@ -148,6 +150,10 @@ class Handler(BaseHTTPRequestHandler):
             message = {"role": "assistant", "content": labeler_reply(messages)}
         else:
             message = agent_message(messages, model, bool(body.get("tools")))
+        broken = "[AGENT-BROKEN]" in json.dumps(messages[:2])
+        if broken and any(m.get("role") == "assistant" for m in messages):
+            self._fail(400, "scripted provider failure")
+            return
         wordy = "[AGENT-WORDY]" in json.dumps(messages[:2])
         self._reply(model, message, WORDY_OUTPUT_TOKENS if wordy else OUTPUT_TOKENS)
 
@@ -177,6 +183,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _fail(self, status: int, message: str) -> None:
+        data = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data.encode())
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -34,6 +34,7 @@ from inspect_ai.tool import Tool
 from hss_inspect import prompt
 from hss_inspect.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.agentic.views import ShownFrame, decode_data_uri, image_size
+from hss_inspect.answer import ModelErrors, check_refusal, record_model_error
 from hss_inspect.limits import applied_limits
 from hss_inspect.release import Release
 from hss_inspect.settings import AgentSettings, MediaSettings
@@ -78,8 +79,18 @@ def limit_reached(conversation: Conversation, media: AgentMedia, limits: AgentSe
 
 
 @solver
-def hss_agent(release: Release, media: MediaSettings, limits: AgentSettings) -> Solver:
-    """Let the model inspect the media with tools, then grade what it submits."""
+def hss_agent(
+    release: Release,
+    media: MediaSettings,
+    limits: AgentSettings,
+    model_errors: ModelErrors = "omit",
+) -> Solver:
+    """Let the model inspect the media with tools, then grade what it submits.
+
+    A provider error that survives Inspect's retries is handled as in the single-call
+    condition (`hss_inspect.answer`): the attempt is left out with the error recorded,
+    or the sample fails with `model_errors=fail`; a size refusal fails the sample.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         agent_media = await conversation_media(release, media, limits, state)
@@ -88,7 +99,14 @@ def hss_agent(release: Release, media: MediaSettings, limits: AgentSettings) -> 
             0, ChatMessageSystem(content=prompt.agent_system_message(agent_media.media_type))
         )
         model = get_model()
-        conversation = await converse(model, state, tools, agent_media, limits)
+        conversation = Conversation()
+        try:
+            await converse(model, state, tools, agent_media, limits, conversation)
+        except Exception as exc:
+            conversation.ended_by = "model_error"
+            state.metadata["agent"] = agent_record(conversation, agent_media, limits, "")
+            record_model_error(state, exc, model_errors)
+            return state
         answer = agent_media.answer or latest_text(state.messages)
         state.output = ModelOutput.from_content(model=str(model), content=answer)
         state.output.usage = conversation.usage
@@ -104,10 +122,11 @@ async def converse(
     tools: list[Tool],
     media: AgentMedia,
     limits: AgentSettings,
-) -> Conversation:
-    conversation = Conversation()
+    conversation: Conversation,
+) -> None:
     while not (ended := limit_reached(conversation, media, limits)):
         output = await model.generate(state.messages, tools)
+        check_refusal(state, output)
         conversation.record(output)
         state.messages.append(output.message)
         if not output.message.tool_calls:
@@ -120,7 +139,6 @@ async def converse(
             ended = "submitted"
             break
     conversation.ended_by = ended
-    return conversation
 
 
 def latest_text(messages: list[ChatMessage]) -> str:
