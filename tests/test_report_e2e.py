@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from hss_inspect.recipes import plan_recipe, run_plan
 from tests.support.runs import JUDGE
 
 pytestmark = pytest.mark.slow
-HSS = str(Path(shutil.which("inspect") or "inspect").with_name("hss-inspect"))
+HSS = str(Path(sys.executable).with_name("hss-inspect"))
 BUDGETS = ["10", "25", "50", "100", "250", "500"]
 ALIASES = {"GPT-6-astra": "openai-api/scripted/candidate", "judge-claude-opus-5": JUDGE}
 
