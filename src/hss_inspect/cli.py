@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hss_inspect.estimate import add_parser as add_estimate_parser
 from hss_inspect.estimate import estimate_command
+from hss_inspect.hub import HubError
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -157,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (MediaError, DatasetError, ValueError, FileNotFoundError) as exc:
+    except (MediaError, DatasetError, HubError, ValueError, FileNotFoundError) as exc:
         print(f"hss-inspect {args.command}: {exc}", file=sys.stderr)
         return 1
 
