@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hss_inspect import rebuild
 from hss_inspect.estimate import add_parser as add_estimate_parser
 from hss_inspect.estimate import estimate_command
 from hss_inspect.hub import HubError
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_parsers.add_parsers(commands)
     add_estimate_parser(commands)
     add_recipe_parser(commands)
+    rebuild.add_parser(commands)
     return parser
 
 
@@ -152,6 +154,7 @@ def report_command(args: argparse.Namespace) -> int:
 COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
 COMMANDS["recipe"] = recipe_command
 COMMANDS["estimate"] = estimate_command
+COMMANDS["rebuild-frames"] = rebuild.command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,10 +19,12 @@ import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import os
 import shutil
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -35,7 +37,10 @@ from hss_inspect.media.plan import FramePlan
 from hss_inspect.media.video import SampledVideo, Truncation, decode_plan, sample_video_sweep
 from hss_inspect.settings import FrameSettings
 
+logger = logging.getLogger(__name__)
+
 CACHE_ENV = "HSS_INSPECT_CACHE"
+DECODED = "hss media: clip"
 MANIFEST = "frames.json"
 FRAMES_BLOB = "frames.bin"
 IMAGE_MANIFEST = "image.json"
@@ -250,10 +255,21 @@ def _cached_frames(
         cached = read_frames(entry)
         if cached is not None:
             return cached
+        started = time.perf_counter()
         video = decode()
         _replace_entry(
             entry,
             lambda staging: _write_entry(staging, video, manifest_of(video, settings, digest)),
+        )
+        # One line per decode: a run's log shows which clips were prepared and which
+        # came from the cache (the resume and shared-cache tests count these lines).
+        logger.info(
+            "%s %s: decoded %d frames in %.1f s into cache entry %s",
+            DECODED,
+            digest[:12],
+            len(video.jpegs),
+            time.perf_counter() - started,
+            key[:12],
         )
         return video
 
