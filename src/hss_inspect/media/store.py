@@ -191,10 +191,13 @@ def cached_sample_videos(
             # Another process may have finished some entries while we waited.
             ready.update(_read_entries({s: entries[s] for s in missing}))
             still = [s for s in missing if s not in ready]
+            started = time.perf_counter()
             sampled = sample_video_sweep(path, still, deadline) if still else []
             for settings, video in zip(still, sampled, strict=True):
                 _store_frames(entries[settings], video, manifest_of(video, settings, digest))
                 ready[settings] = video
+            if sampled:
+                _log_decode(digest, sampled, started)
     return [ready[settings] for settings in sweep]
 
 
@@ -261,17 +264,22 @@ def _cached_frames(
             entry,
             lambda staging: _write_entry(staging, video, manifest_of(video, settings, digest)),
         )
-        # One line per decode: a run's log shows which clips were prepared and which
-        # came from the cache (the resume and shared-cache tests count these lines).
-        logger.info(
-            "%s %s: decoded %d frames in %.1f s into cache entry %s",
-            DECODED,
-            digest[:12],
-            len(video.jpegs),
-            time.perf_counter() - started,
-            key[:12],
-        )
+        _log_decode(digest, [video], started)
         return video
+
+
+def _log_decode(digest: str, videos: Sequence[SampledVideo], started: float) -> None:
+    """One line per decode of a clip: a run's log shows which clips were prepared and
+    which came from the cache (the shared-cache test counts these lines)."""
+    logger.info(
+        "%s %s: decoded %d frames in %.1f s into %d cache entr%s",
+        DECODED,
+        digest[:12],
+        sum(len(v.jpegs) for v in videos),
+        time.perf_counter() - started,
+        len(videos),
+        "y" if len(videos) == 1 else "ies",
+    )
 
 
 def cached_prepare_image(
