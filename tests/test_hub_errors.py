@@ -41,13 +41,13 @@ def hub(hss_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
 
 
 def open_dataset(
-    tmp_path: Path, dataset: str, revision: str = "main", **env: str
+    tmp_path: Path, dataset: str, revision: str = "main", *media: str, **env: str
 ) -> dict[str, Any]:
-    """Open the release in a child process with a clean hub environment."""
+    """Open the release (and fetch `media`) in a child process with a clean hub environment."""
     base = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     child_env = {**base, "HF_HOME": str(tmp_path / "hf"), **env}
     done = subprocess.run(
-        [sys.executable, "-m", "tests.support.open_dataset", dataset, revision],
+        [sys.executable, "-m", "tests.support.open_dataset", dataset, revision, *media],
         env=child_env,
         capture_output=True,
         text=True,
@@ -127,11 +127,15 @@ def test_unreachable_hub_falls_back_to_the_cached_rows(
     online = open_dataset(tmp_path, "ScaleAI/HSS", HF_ENDPOINT=endpoint)
     assert online["ok"] and online["revision"] == commit, online
     dead = f"http://127.0.0.1:{free_port()}"
-    again = open_dataset(tmp_path, "ScaleAI/HSS", HF_ENDPOINT=dead)
+    media_path = "media/vid_cfr.mp4"  # never downloaded: not in the cache
+    again = open_dataset(tmp_path, "ScaleAI/HSS", "main", media_path, HF_ENDPOINT=dead)
     assert again["ok"] and again["revision"] == commit, again
     assert again["seconds"] < FAST_SECONDS
     assert f"the hub at {dead} is out of reach" in again["stderr"]
     assert "using the copy in the local cache" in again["stderr"]
+    # a media file the cache lacks fails at once too, naming the task and the file
+    assert again["media_seconds"] < FAST_SECONDS, again
+    assert again["media_error"].startswith(f"task task-x: cannot fetch {media_path} from ")
 
 
 @pytest.mark.parametrize(

@@ -33,11 +33,24 @@ class HubError(PrerequisiteError):
         return str(self.message)
 
 
+# Endpoints found out of reach in this process: later downloads read the cache only,
+# instead of each spending the hub client's ~25 s of retries.
+_unreachable: set[str] = set()
+
+
 def download(repo_id: str, filename: str, revision: str) -> Path:
     """`filename` of dataset `repo_id` at `revision`, from the cache or the hub."""
     from huggingface_hub import hf_hub_download
 
-    return Path(hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision))
+    return Path(
+        hf_hub_download(
+            repo_id,
+            filename,
+            repo_type="dataset",
+            revision=revision,
+            local_files_only=hub_endpoint() in _unreachable,
+        )
+    )
 
 
 def download_checked(repo_id: str, filename: str, revision: str) -> Path:
@@ -57,8 +70,10 @@ def download_checked(repo_id: str, filename: str, revision: str) -> Path:
         cached = _cached(repo_id, filename, revision)
         if cached is None:
             raise HubError(unreachable_message(repo_id, revision, exc)) from None
+        _unreachable.add(hub_endpoint())
         logger.warning(
-            "%s@%s: the hub at %s is out of reach (%s); using the copy in the local cache",
+            "%s@%s: the hub at %s is out of reach (%s); using the copy in the local cache, "
+            "and media files not in the cache will fail",
             repo_id,
             revision,
             hub_endpoint(),

@@ -1,6 +1,8 @@
 """Child process: open a release as the task does; print how it ended and how long it took.
 
-    python -m tests.support.open_dataset DATASET REVISION
+    python -m tests.support.open_dataset DATASET REVISION [MEDIA_PATH]
+
+With MEDIA_PATH it then fetches that media file as a sample would, timed on its own.
 
 The hub client reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE when imported, so each case
 runs in a fresh process with its own environment.
@@ -14,7 +16,18 @@ import time
 
 from inspect_ai._util.error import PrerequisiteError
 
-from hss_inspect.release import open_release
+from hss_inspect.release import Release, open_release
+
+
+def fetch_media(release: Release, media_path: str) -> dict[str, object]:
+    started = time.perf_counter()
+    try:
+        release.media_file(media_path, "task-x")
+        result: dict[str, object] = {"media_error": None}
+    except Exception as exc:
+        result = {"media_error": str(exc)}
+    result["media_seconds"] = time.perf_counter() - started
+    return result
 
 
 def main() -> None:
@@ -23,6 +36,8 @@ def main() -> None:
     try:
         release = open_release(sys.argv[1], sys.argv[2])
         outcome = {"ok": True, "revision": release.revision}
+        if len(sys.argv) > 3:
+            outcome.update(fetch_media(release, sys.argv[3]))
     except Exception as exc:
         outcome = {
             "ok": False,
