@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hss_inspect import rebuild
+from hss_inspect.errors import SetupError
 from hss_inspect.estimate import add_parser as add_estimate_parser
 from hss_inspect.estimate import estimate_command
-from hss_inspect.hub import HubError
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (MediaError, DatasetError, HubError, ValueError, FileNotFoundError) as exc:
+    except (MediaError, DatasetError, SetupError, ValueError, FileNotFoundError) as exc:
         print(f"hss-inspect {args.command}: {exc}", file=sys.stderr)
         return 1
 

@@ -9,28 +9,19 @@ mode (`HF_HUB_OFFLINE=1`) sends nothing and only reads the local cache.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from pathlib import Path
 
-# A private import, pending the shared helper in hss_inspect.errors: Inspect prints a
-# PrerequisiteError as its message alone, without a traceback, and has no public class
-# for that (pinned by tests/test_hub_errors.py).
-from inspect_ai._util.error import PrerequisiteError
+from hss_inspect.errors import SetupError
 
 logger = logging.getLogger(__name__)
 
 TOKEN_PAGE = "https://huggingface.co/settings/tokens"
 
 
-class HubError(PrerequisiteError):
+class HubError(SetupError):
     """A dataset on the hub that cannot be read; the message names it and the remedy."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.args = (message,)  # PrerequisiteError keeps only `.message`; str() needs args
-
-    def __str__(self) -> str:
-        return str(self.message)
 
 
 # Endpoints found out of reach in this process: later downloads read the cache only,
@@ -97,7 +88,11 @@ def _probe(repo_id: str, filename: str, revision: str) -> None:
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
     url = hf_hub_url(repo_id, filename, repo_type="dataset", revision=revision)
-    get_hf_file_metadata(url, retry_on_errors=False)
+    # Older huggingface_hub releases lack the argument.
+    if "retry_on_errors" in inspect.signature(get_hf_file_metadata).parameters:
+        get_hf_file_metadata(url, retry_on_errors=False)
+    else:
+        get_hf_file_metadata(url)
 
 
 def _cached(repo_id: str, filename: str, revision: str) -> Path | None:

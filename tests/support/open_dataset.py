@@ -14,8 +14,7 @@ import json
 import sys
 import time
 
-from inspect_ai._util.error import PrerequisiteError
-
+from hss_inspect.errors import SetupError
 from hss_inspect.release import Release, open_release
 
 
@@ -42,7 +41,7 @@ def main() -> None:
         outcome = {
             "ok": False,
             "type": type(exc).__name__,
-            "prerequisite": isinstance(exc, PrerequisiteError),
+            "prerequisite": isinstance(exc, SetupError),  # printed without a traceback
             "message": str(exc),
         }
     outcome["seconds"] = time.perf_counter() - started
