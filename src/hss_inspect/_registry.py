@@ -3,6 +3,7 @@
 from hss_inspect.audit.scorer import audit_metrics, audit_sum, judge_audit
 from hss_inspect.audit.solver import audit_answer
 from hss_inspect.labeler import failure_cause
+from hss_inspect.log_size import LogSizeWarning
 from hss_inspect.metrics import hss_metrics
 from hss_inspect.scorer import rubric_judge
 from hss_inspect.scripted import ScriptedModel
@@ -19,6 +20,7 @@ from hss_inspect.task import (
 )
 
 __all__ = [
+    "LogSizeWarning",
     "ScriptedModel",
     "audit_answer",
     "audit_metrics",

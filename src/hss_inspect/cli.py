@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hss_inspect import rebuild
+from hss_inspect.errors import SetupError
 from hss_inspect.estimate import add_parser as add_estimate_parser
 from hss_inspect.estimate import estimate_command
 from hss_inspect.media.errors import MediaError
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_parsers.add_parsers(commands)
     add_estimate_parser(commands)
     add_recipe_parser(commands)
+    rebuild.add_parser(commands)
     return parser
 
 
@@ -151,13 +154,14 @@ def report_command(args: argparse.Namespace) -> int:
 COMMANDS.update(dict.fromkeys(report_parsers.REPORT_COMMANDS, report_command))
 COMMANDS["recipe"] = recipe_command
 COMMANDS["estimate"] = estimate_command
+COMMANDS["rebuild-frames"] = rebuild.command
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (MediaError, DatasetError, ValueError, FileNotFoundError) as exc:
+    except (MediaError, DatasetError, SetupError, ValueError, FileNotFoundError) as exc:
         print(f"hss-inspect {args.command}: {exc}", file=sys.stderr)
         return 1
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hss_inspect import hub
 from hss_inspect.demo import DEMO_DATASET, demo_root
 from hss_inspect.rows import DatasetError, TaskRow, parse_rows
 
@@ -78,13 +79,13 @@ class HubRelease:
         return self.commit
 
     def read_rows(self) -> list[TaskRow]:
-        path = _hub_download(self.repo_id, ROWS_FILE, self.commit)
+        path = hub.download(self.repo_id, ROWS_FILE, self.commit)
         with path.open(encoding="utf-8") as handle:
             return parse_rows(handle, f"{self.description}/{ROWS_FILE}")
 
     def media_file(self, media_path: str, task_id: str) -> Path:
         try:
-            return _hub_download(self.repo_id, media_path, self.commit)
+            return hub.download(self.repo_id, media_path, self.commit)
         except Exception as exc:
             raise FileNotFoundError(
                 f"task {task_id}: cannot fetch {media_path} from {self.description} ({exc}); "
@@ -127,7 +128,7 @@ def resolve_commit(repo_id: str, revision: str) -> str:
     Fetching the rows file at `revision` records the branch-to-commit mapping in the
     Hugging Face cache, which is what lets a later HF_HUB_OFFLINE=1 run resolve it.
     """
-    rows_path = _hub_download(repo_id, ROWS_FILE, revision)
+    rows_path = hub.download_checked(repo_id, ROWS_FILE, revision)
     # The cache lays files out as .../snapshots/<commit>/data/test.jsonl.
     commit = rows_path.parent.parent.name
     if not _COMMIT.match(commit):
@@ -147,9 +148,3 @@ def resolve_commit(repo_id: str, revision: str) -> str:
             commit,
         )
     return commit
-
-
-def _hub_download(repo_id: str, filename: str, revision: str) -> Path:
-    from huggingface_hub import hf_hub_download
-
-    return Path(hf_hub_download(repo_id, filename, repo_type="dataset", revision=revision))

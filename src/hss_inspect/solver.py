@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import io
 import sys
 from dataclasses import asdict
@@ -232,6 +233,7 @@ async def image_content(
         "width": image.width,
         "height": image.height,
         "bytes": len(image.data),
+        "sha256": hashlib.sha256(image.data).hexdigest(),
         "original_bytes": image.original_bytes,
         "reencoded": image.reencoded,
     }
@@ -301,6 +303,8 @@ def frames_record(video: SampledVideo, settings: FrameSettings) -> dict[str, Any
         # Declared duration, decodable span and slots lost when the clip's data ends early.
         "truncation": asdict(video.truncation) if video.truncation else None,
         "bytes": sum(len(j) for j in video.jpegs),
+        # what `hss-inspect rebuild-frames` checks a rebuild against, frame by frame
+        "frame_sha256": [hashlib.sha256(j).hexdigest() for j in video.jpegs],
         "frame_settings": settings.as_dict(),
     }
 

@@ -120,6 +120,7 @@ def hss(
                 "domains": as_list(domains),
                 "subdomains": as_list(subdomains),
                 "tasks": len(rows),
+                "videos": sum(row.media_type == "video" for row in rows),
             },
             "hss_media_settings": media_settings.as_dict(),
             "hss_provider_limits": provider_limits,

@@ -24,6 +24,7 @@ def run_eval(
     model: str = CANDIDATE,
     grader: str | None = JUDGE,
     env: dict[str, str] | None = None,
+    timeout: float = 300,
 ) -> tuple[EvalLog, subprocess.CompletedProcess[str]]:
     """Run one eval in a child process; returns its log (read in full) and the process."""
     command = [INSPECT, "eval", task, "--model", model, "--log-dir", str(log_dir)]
@@ -42,7 +43,7 @@ def run_eval(
         **(env or {}),
     }
     before = set(log_dir.glob("*.eval")) if log_dir.exists() else set()
-    done = subprocess.run(command, env=child_env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, env=child_env, capture_output=True, text=True, timeout=timeout)
     written = sorted(set(log_dir.glob("*.eval")) - before)
     assert written, f"no log written\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     return read_eval_log(str(written[-1])), done

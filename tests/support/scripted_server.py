@@ -3,15 +3,18 @@ provider. Run as `python scripted_server.py PORT_FILE LOG_FILE`; it writes its p
 PORT_FILE, appends every request body to LOG_FILE (JSON lines) and serves until killed.
 
 Model `candidate` answers by the behaviour word in the question (see fixture_repo.py);
-model `judge` grades by the behaviour word it finds in the candidate's answer.
+model `judge` grades by the behaviour word it finds in the candidate's answer; a model
+whose name ends in `-slow` answers after SLOW_SECONDS.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,6 +22,8 @@ from typing import Any
 _BEHAVIOUR = re.compile(r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTY)\]")
 _ANSWER = re.compile(r"<<<ANSWER-(\w+)>>>\n(.*?)\n<<<END-ANSWER-\1>>>", re.DOTALL)
 _CRITERION_ID = re.compile(r"\[id: ([^\]]+)\]")
+
+SLOW_SECONDS = 1.5  # how long a model named `...-slow` takes to answer
 
 _lock = threading.Lock()
 _calls: Counter[str] = Counter()
@@ -89,6 +94,8 @@ class Handler(BaseHTTPRequestHandler):
             handle.write(json.dumps(body) + "\n")
         model = body.get("model", "")
         messages = body.get("messages", [])
+        if model.endswith("-slow"):
+            time.sleep(SLOW_SECONDS)  # a run that can be killed between samples
         text = judge_reply(messages) if "judge" in model else candidate_reply(messages)
         reply = {
             "id": "scripted",
@@ -109,7 +116,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a killed client
+            self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -32,10 +33,15 @@ def _wait_for(check: callable, what: str, timeout: float = 30.0) -> None:  # typ
 
 @contextmanager
 def scripted_models(
-    workdir: Path, script: str = "scripted_server.py"
+    workdir: Path, script: str = "scripted_server.py", log_requests: bool = True
 ) -> Iterator[tuple[str, Path]]:
-    """Start a scripted OpenAI-compatible server; yields (base_url, request log)."""
-    port_file, log_file = workdir / "port", workdir / "requests.jsonl"
+    """Start a scripted OpenAI-compatible server; yields (base_url, request log).
+
+    `log_requests=False` discards the request bodies (hundreds of MB for big clips).
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    port_file = workdir / "port"
+    log_file = workdir / "requests.jsonl" if log_requests else Path(os.devnull)
     log_file.touch()
     process = subprocess.Popen([sys.executable, str(HERE / script), str(port_file), str(log_file)])
     try:

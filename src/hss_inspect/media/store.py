@@ -19,10 +19,12 @@ import contextlib
 import hashlib
 import itertools
 import json
+import logging
 import os
 import shutil
 import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -35,7 +37,10 @@ from hss_inspect.media.plan import FramePlan
 from hss_inspect.media.video import SampledVideo, Truncation, decode_plan, sample_video_sweep
 from hss_inspect.settings import FrameSettings
 
+logger = logging.getLogger(__name__)
+
 CACHE_ENV = "HSS_INSPECT_CACHE"
+DECODED = "hss media: clip"
 MANIFEST = "frames.json"
 FRAMES_BLOB = "frames.bin"
 IMAGE_MANIFEST = "image.json"
@@ -186,10 +191,13 @@ def cached_sample_videos(
             # Another process may have finished some entries while we waited.
             ready.update(_read_entries({s: entries[s] for s in missing}))
             still = [s for s in missing if s not in ready]
+            started = time.perf_counter()
             sampled = sample_video_sweep(path, still, deadline) if still else []
             for settings, video in zip(still, sampled, strict=True):
                 _store_frames(entries[settings], video, manifest_of(video, settings, digest))
                 ready[settings] = video
+            if sampled:
+                _log_decode(digest, sampled, started)
     return [ready[settings] for settings in sweep]
 
 
@@ -250,12 +258,28 @@ def _cached_frames(
         cached = read_frames(entry)
         if cached is not None:
             return cached
+        started = time.perf_counter()
         video = decode()
         _replace_entry(
             entry,
             lambda staging: _write_entry(staging, video, manifest_of(video, settings, digest)),
         )
+        _log_decode(digest, [video], started)
         return video
+
+
+def _log_decode(digest: str, videos: Sequence[SampledVideo], started: float) -> None:
+    """One line per decode of a clip: a run's log shows which clips were prepared and
+    which came from the cache (the shared-cache test counts these lines)."""
+    logger.info(
+        "%s %s: decoded %d frames in %.1f s into %d cache entr%s",
+        DECODED,
+        digest[:12],
+        sum(len(v.jpegs) for v in videos),
+        time.perf_counter() - started,
+        len(videos),
+        "y" if len(videos) == 1 else "ies",
+    )
 
 
 def cached_prepare_image(
