@@ -4,13 +4,11 @@ App. D). The causes live in `scorers/failure_causes.yaml`, the prompt in
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import cache
-from string import Template
 
-from hss_inspect.config import load_yaml
+from hss_inspect.config import PromptSet, load_yaml, prompt_set
 from hss_inspect.judge import UnreadableReply, answer_fence, extract_json_object
 
 FAMILIES: tuple[str, ...] = ("perception", "latent", "reasoning")
@@ -47,17 +45,7 @@ class Taxonomy:
         return next(c.name for c in self.all if c.id == cause_id)
 
 
-@dataclass(frozen=True)
-class LabelerPrompts:
-    system: str
-    user: Template
-    retry: Template
-    version: str
-
-    @property
-    def sha256(self) -> str:
-        text = "\n".join([self.system, self.user.template, self.retry.template])
-        return hashlib.sha256(text.encode()).hexdigest()
+LabelerPrompts = PromptSet
 
 
 @cache
@@ -81,15 +69,8 @@ def _cause(entry: dict[str, object]) -> Cause:
     )
 
 
-@cache
 def labeler_prompts(filename: str = "labeler.yaml") -> LabelerPrompts:
-    loaded = load_yaml("scorers", filename)
-    return LabelerPrompts(
-        system=str(loaded["system"]).strip(),
-        user=Template(str(loaded["user"]).strip()),
-        retry=Template(str(loaded["retry"]).strip()),
-        version=str(loaded.get("version", "")),
-    )
+    return prompt_set(filename)
 
 
 def render_causes(causes: Taxonomy) -> str:

@@ -11,11 +11,9 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from string import Template
 from typing import Any
 
-from hss_inspect.config import load_yaml
+from hss_inspect.config import PromptSet, prompt_set
 from hss_inspect.rows import Criterion
 
 _FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.DOTALL)
@@ -42,28 +40,11 @@ class JudgeReply:
     comment: str
 
 
-@dataclass(frozen=True)
-class JudgePrompts:
-    system: str
-    user: Template
-    retry: Template
-    version: str
-
-    @property
-    def sha256(self) -> str:
-        text = "\n".join([self.system, self.user.template, self.retry.template])
-        return hashlib.sha256(text.encode()).hexdigest()
+JudgePrompts = PromptSet
 
 
-@cache
 def judge_prompts(filename: str = "judge.yaml") -> JudgePrompts:
-    loaded = load_yaml("scorers", filename)
-    return JudgePrompts(
-        system=str(loaded["system"]).strip(),
-        user=Template(str(loaded["user"]).strip()),
-        retry=Template(str(loaded["retry"]).strip()),
-        version=str(loaded.get("version", "")),
-    )
+    return prompt_set(filename)
 
 
 def answer_fence(answer: str) -> tuple[str, str]:
