@@ -8,9 +8,10 @@ For each clip, into an empty cache each time (as `hss-inspect prepare` fills it)
   alone     the 500-frame budget alone
 
 Repeats are interleaved (alone, sweep, separate, then again) so a busy machine slows all
-three alike; every time is the median of --repeats runs. The sweep's cache entries are
-checked to be byte-identical to those made budget by budget. Target: sweep / alone at
-most 1.2.
+three alike; every figure is the median of --repeats runs, in wall-clock seconds and in
+CPU seconds of this process (all its threads: on a machine shared with other work, CPU
+time is the steadier measure of cost). The sweep's cache entries are checked to be
+byte-identical to those made budget by budget. Target: sweep / alone at most 1.2.
 
     python -m benchmarks.bench_sweep [--repeats 3] [--clips NAME ...] [--json out.json]
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import json
+import resource
 import shutil
 import statistics
 import tempfile
@@ -41,12 +43,17 @@ def sweep_settings(budgets: tuple[int, ...] = BUDGETS) -> list[FrameSettings]:
     return [FrameSettings(max_frames=budget) for budget in budgets]
 
 
-def timed(work: Callable[[Path], object]) -> tuple[float, Path]:
-    """Seconds `work` takes to fill a new empty cache, and that cache (kept for checks)."""
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(work: Callable[[Path], object]) -> tuple[tuple[float, float], Path]:
+    """Wall and CPU seconds `work` takes to fill a new empty cache, and that cache."""
     root = Path(tempfile.mkdtemp(prefix="hss-sweep-"))
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_seconds()
     work(root)
-    return time.perf_counter() - started, root
+    return (time.perf_counter() - started, cpu_seconds() - cpu_started), root
 
 
 def entries_identical(a: Path, b: Path) -> bool:
@@ -71,7 +78,7 @@ def bench_clip(
     digest = file_sha256(clip)  # hashing is the same in all three: left out of the times
     settings = sweep_settings(budgets)
     largest = settings[-1]
-    times: dict[str, list[float]] = {"alone": [], "sweep": [], "separate": []}
+    times: dict[str, list[tuple[float, float]]] = {"alone": [], "sweep": [], "separate": []}
     identical = True
     for _ in range(repeats):
         seconds, alone = timed(lambda root: cached_sample_video(clip, largest, digest, root))
@@ -87,17 +94,23 @@ def bench_clip(
             shutil.rmtree(root)
     duration = probe_duration(clip)
     frames = [plan_frames(duration, s).planned_frames for s in settings]
-    median = {key: statistics.median(values) for key, values in times.items()}
+    wall = {key: statistics.median(w for w, _ in values) for key, values in times.items()}
+    cpu = {key: statistics.median(c for _, c in values) for key, values in times.items()}
     return {
         "clip": name,
         "duration_s": duration,
         "frames_per_budget": frames,
-        "alone_s": median["alone"],
-        "sweep_s": median["sweep"],
-        "separate_s": median["separate"],
-        "sweep_vs_alone": median["sweep"] / median["alone"],
-        "separate_vs_alone": median["separate"] / median["alone"],
-        "sweep_vs_separate": median["sweep"] / median["separate"],
+        "alone_s": wall["alone"],
+        "sweep_s": wall["sweep"],
+        "separate_s": wall["separate"],
+        "sweep_vs_alone": wall["sweep"] / wall["alone"],
+        "separate_vs_alone": wall["separate"] / wall["alone"],
+        "sweep_vs_separate": wall["sweep"] / wall["separate"],
+        "alone_cpu_s": cpu["alone"],
+        "sweep_cpu_s": cpu["sweep"],
+        "separate_cpu_s": cpu["separate"],
+        "sweep_vs_alone_cpu": cpu["sweep"] / cpu["alone"],
+        "separate_vs_alone_cpu": cpu["separate"] / cpu["alone"],
         "identical": identical,
         "repeats": repeats,
     }
@@ -113,6 +126,11 @@ def print_table(rows: list[dict[str, object]]) -> None:
         ("sweep / alone", "sweep_vs_alone", "{:.2f}x"),
         ("separate / alone", "separate_vs_alone", "{:.2f}x"),
         ("sweep / separate", "sweep_vs_separate", "{:.2f}x"),
+        ("500 alone CPU s", "alone_cpu_s", "{:.2f}"),
+        ("sweep CPU s", "sweep_cpu_s", "{:.2f}"),
+        ("separate CPU s", "separate_cpu_s", "{:.2f}"),
+        ("sweep / alone CPU", "sweep_vs_alone_cpu", "{:.2f}x"),
+        ("separate / alone CPU", "separate_vs_alone_cpu", "{:.2f}x"),
         ("byte-identical", "identical", "{}"),
     ]
     print("| " + " | ".join(title for title, _, _ in columns) + " |")
