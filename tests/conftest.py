@@ -49,3 +49,18 @@ def standard_run(
     )
     requests = [json.loads(line) for line in request_log.read_text().splitlines()[start:]]
     return log, requests
+
+
+@pytest.fixture
+def offline_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest_inspect_evals runs `mockllm/model` without usage, which Inspect counts with
+    tiktoken's o200k_base vocabulary, a download; a byte-level encoding needs none."""
+    import tiktoken
+
+    byte_level = tiktoken.Encoding(
+        name="bytes",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens={},
+    )
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: byte_level)

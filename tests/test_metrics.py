@@ -22,21 +22,7 @@ from hss_inspect.metrics import (
 )
 
 NAN = math.nan
-
-
-@pytest.fixture(autouse=True)
-def offline_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pytest_inspect_evals runs `mockllm/model` without usage, which Inspect counts with
-    tiktoken's o200k_base vocabulary, a download; a byte-level encoding needs none."""
-    import tiktoken
-
-    byte_level = tiktoken.Encoding(
-        name="bytes",
-        pat_str=r"\S+|\s+",
-        mergeable_ranks={bytes([i]): i for i in range(256)},
-        special_tokens={},
-    )
-    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: byte_level)
+pytestmark = pytest.mark.usefixtures("offline_token_counts")
 
 
 def test_all_attempts_failed_to_grade_leaves_the_task_out() -> None:
