@@ -3,17 +3,13 @@ the frames after their labels in the transcript, and the verdict table under Sco
 
 from __future__ import annotations
 
-import functools
 import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.support.runs import INSPECT
+from tests.support.servers import served_viewer_bundle
 
 CHROMIUM = shutil.which("chromium")
 playwright = pytest.importorskip("playwright.sync_api")
@@ -35,27 +31,8 @@ BROWSER_ARGS = [
 def served_bundle(standard_run, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log, _ = standard_run
     bundle = tmp_path_factory.mktemp("bundle") / "site"
-    subprocess.run(
-        [
-            INSPECT,
-            "view",
-            "bundle",
-            "--log-dir",
-            str(Path(log.location).parent),
-            "--output-dir",
-            str(bundle),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(bundle))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
+    with served_viewer_bundle(Path(log.location).parent, bundle) as url:
+        yield url
 
 
 def test_sample_reads_in_the_viewer(served_bundle: str) -> None:

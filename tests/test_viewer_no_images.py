@@ -3,17 +3,14 @@ frame's label with its time and the question are there; the images are not."""
 
 from __future__ import annotations
 
-import functools
 import shutil
-import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.support.runs import INSPECT, run_eval
+from tests.support.runs import run_eval
+from tests.support.servers import served_viewer_bundle
 
 CHROMIUM = shutil.which("chromium")
 playwright = pytest.importorskip("playwright.sync_api")
@@ -42,18 +39,8 @@ def served_bundle(
     )
     assert log.status == "success", done.stderr
     bundle = tmp_path_factory.mktemp("bundle") / "site"
-    subprocess.run(
-        [INSPECT, "view", "bundle", "--log-dir", str(logs), "--output-dir", str(bundle)],
-        check=True,
-        capture_output=True,
-    )
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(bundle))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
+    with served_viewer_bundle(logs, bundle) as url:
+        yield url
 
 
 def test_frame_times_show_without_the_images(served_bundle: str) -> None:

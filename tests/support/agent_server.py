@@ -21,8 +21,9 @@ import json
 import re
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.stand_in import JsonHandler, serve
 
 try:  # run as a script beside scripted_server.py, or imported by the tests
     from scripted_server import _ANSWER, _text_parts, judge_reply
@@ -134,9 +135,7 @@ def labeler_reply(messages: list[dict[str, Any]]) -> str:
     return f'```json\n{{"cause": "{cause}", "explanation": "scripted"}}\n```'
 
 
-class Handler(BaseHTTPRequestHandler):
-    log_file = ""
-
+class Handler(JsonHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", 0))
         body = json.loads(self.rfile.read(length))
@@ -177,32 +176,14 @@ class Handler(BaseHTTPRequestHandler):
                 "completion_tokens_details": {"reasoning_tokens": REASONING_TOKENS},
             },
         }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(reply)
 
     def _fail(self, status: int, message: str) -> None:
-        data = json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data.encode())
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.send_json({"error": {"message": message, "type": "invalid_request_error"}}, status)
 
 
 def main() -> None:
-    port_file, log_file = sys.argv[1], sys.argv[2]
-    Handler.log_file = log_file
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file, "w") as handle:
-        handle.write(str(server.server_address[1]))
-    server.serve_forever()
+    serve(Handler, sys.argv[1], sys.argv[2])
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ import json
 import re
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.stand_in import JsonHandler, serve
 
 _ANSWER = re.compile(r"<<<ANSWER-(\w+)>>>\n(.*?)\n<<<END-ANSWER-\1>>>", re.DOTALL)
 _CRITERION_ID = re.compile(r"\[id: ([^\]]+)\]")
@@ -87,9 +88,7 @@ def reply_for(model: str, messages: list[dict[str, Any]]) -> str:
     raise ValueError(f"the audit server has no model {model!r}")
 
 
-class Handler(BaseHTTPRequestHandler):
-    log_file = ""
-
+class Handler(JsonHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
         with _lock, open(self.log_file, "a") as handle:
@@ -109,24 +108,11 @@ class Handler(BaseHTTPRequestHandler):
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.send_json(reply)
 
 
 def main() -> None:
-    port_file, log_file = sys.argv[1], sys.argv[2]
-    Handler.log_file = log_file
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file, "w") as handle:
-        handle.write(str(server.server_address[1]))
-    server.serve_forever()
+    serve(Handler, sys.argv[1], sys.argv[2])
 
 
 if __name__ == "__main__":

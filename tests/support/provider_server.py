@@ -27,10 +27,11 @@ import re
 import sys
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 from PIL import Image
+
+from tests.support.stand_in import JsonHandler, serve
 
 _BEHAVIOUR = re.compile(r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG)\]")
 _lock = threading.Lock()
@@ -86,29 +87,18 @@ def walk(node: Any, found: dict[str, list[Any]]) -> None:
             walk(value, found)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(JsonHandler):
     config: ClassVar[dict[str, Any]] = {}
-    log_file = ""
 
     # --- plumbing
     def _reply(
         self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(body, status, headers)
 
     def _log(self, entry: dict[str, Any]) -> None:
         with _lock, open(self.log_file, "a") as handle:
             handle.write(json.dumps(entry) + "\n")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_GET(self) -> None:
         file_id = self.path.split("?")[0].rsplit("/", 1)[-1]
@@ -330,11 +320,7 @@ def main() -> None:
     config_file, port_file, log_file = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(config_file) as handle:
         Handler.config = json.load(handle)
-    Handler.log_file = log_file
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file, "w") as handle:
-        handle.write(str(server.server_address[1]))
-    server.serve_forever()
+    serve(Handler, port_file, log_file)
 
 
 if __name__ == "__main__":

@@ -9,15 +9,15 @@ whose name ends in `-slow` answers after SLOW_SECONDS.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.stand_in import JsonHandler, serve
 
 _BEHAVIOUR = re.compile(r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTY)\]")
 _ANSWER = re.compile(r"<<<ANSWER-(\w+)>>>\n(.*?)\n<<<END-ANSWER-\1>>>", re.DOTALL)
@@ -84,9 +84,7 @@ def judge_reply(messages: list[dict[str, Any]]) -> str:
     return f"```json\n{body}\n```"
 
 
-class Handler(BaseHTTPRequestHandler):
-    log_file = ""
-
+class Handler(JsonHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", 0))
         body = json.loads(self.rfile.read(length))
@@ -111,25 +109,11 @@ class Handler(BaseHTTPRequestHandler):
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
         }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a killed client
-            self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.send_json(reply)
 
 
 def main() -> None:
-    port_file, log_file = sys.argv[1], sys.argv[2]
-    Handler.log_file = log_file
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file, "w") as handle:
-        handle.write(str(server.server_address[1]))
-    server.serve_forever()
+    serve(Handler, sys.argv[1], sys.argv[2])
 
 
 if __name__ == "__main__":

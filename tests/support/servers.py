@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
 
 
 def free_port() -> int:
@@ -31,6 +32,11 @@ def _wait_for(check: callable, what: str, timeout: float = 30.0) -> None:  # typ
     raise RuntimeError(f"{what} did not start within {timeout} s")
 
 
+def stand_in_module(script: str) -> str:
+    """Stand-ins run as modules of this package, so they share tests/support/stand_in.py."""
+    return f"tests.support.{Path(script).stem}"
+
+
 @contextmanager
 def scripted_models(
     workdir: Path, script: str = "scripted_server.py", log_requests: bool = True
@@ -43,7 +49,9 @@ def scripted_models(
     port_file = workdir / "port"
     log_file = workdir / "requests.jsonl" if log_requests else Path(os.devnull)
     log_file.touch()
-    process = subprocess.Popen([sys.executable, str(HERE / script), str(port_file), str(log_file)])
+    process = subprocess.Popen(
+        [sys.executable, "-m", stand_in_module(script), str(port_file), str(log_file)], cwd=ROOT
+    )
     try:
         _wait_for(lambda: port_file.exists() and port_file.read_text(), "scripted server")
         yield f"http://127.0.0.1:{port_file.read_text()}/v1", log_file
@@ -118,11 +126,13 @@ def provider_stand_in(workdir: Path, rules: dict[str, object]) -> Iterator[tuple
     process = subprocess.Popen(
         [
             sys.executable,
-            str(HERE / "provider_server.py"),
+            "-m",
+            stand_in_module("provider_server.py"),
             str(config),
             str(port_file),
             str(log_file),
-        ]
+        ],
+        cwd=ROOT,
     )
     try:
         _wait_for(lambda: port_file.exists() and port_file.read_text(), "provider stand-in")
@@ -130,3 +140,25 @@ def provider_stand_in(workdir: Path, rules: dict[str, object]) -> Iterator[tuple
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextmanager
+def served_viewer_bundle(log_dir: Path, bundle: Path) -> Iterator[str]:
+    """`inspect view bundle` of `log_dir`, served over plain HTTP; yields its URL."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    inspect = str(Path(sys.executable).with_name("inspect"))
+    subprocess.run(
+        [inspect, "view", "bundle", "--log-dir", str(log_dir), "--output-dir", str(bundle)],
+        check=True,
+        capture_output=True,
+    )
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(bundle))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
