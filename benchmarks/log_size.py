@@ -24,7 +24,7 @@ import av
 import numpy as np
 from PIL import Image
 
-from hss_inspect.settings import DEFAULT_FRAMES
+from hss_inspect.core.settings import DEFAULT_FRAMES
 from tests.support.runs import run_eval
 from tests.support.servers import scripted_models
 

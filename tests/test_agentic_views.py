@@ -7,12 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from hss_inspect.agentic.loop import CONVERSATION_TEXT_BYTES, tool_byte_budget
-from hss_inspect.agentic.tools import AgentMedia
-from hss_inspect.agentic.views import Box, ViewError, checked_box, source_box, zoomed_size
-from hss_inspect.limits import PART_OVERHEAD_BYTES
+from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES, tool_byte_budget
+from hss_inspect.conditions.agentic.tools import AgentMedia
+from hss_inspect.conditions.agentic.views import (
+    Box,
+    ViewError,
+    checked_box,
+    source_box,
+    zoomed_size,
+)
+from hss_inspect.core.settings import AgentSettings, FrameSettings
 from hss_inspect.media.plan import plan_frames, plan_window
-from hss_inspect.settings import AgentSettings, FrameSettings
+from hss_inspect.providers.limits import PART_OVERHEAD_BYTES
 
 
 @pytest.mark.parametrize(

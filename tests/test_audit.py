@@ -35,10 +35,10 @@ from hss_inspect.audit.tally import (
     wilson_interval,
 )
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
-from hss_inspect.errors import SetupError
-from hss_inspect.judge import judge_prompts, render_judge_request
-from hss_inspect.release import open_release
-from hss_inspect.rows import Criterion
+from hss_inspect.core.errors import SetupError
+from hss_inspect.data.release import open_release
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import judge_prompts, render_judge_request
 from hss_inspect.scripted import scripted_variant, scripted_verdict
 from hss_inspect.task import hss_judge_audit
 

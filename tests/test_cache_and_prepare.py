@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from benchmarks.clips import ClipSpec, write_clip
-from hss_inspect.cli import main as cli_main
+from hss_inspect.commands.cli import main as cli_main
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import service, store
 from hss_inspect.media.video import sample_video
-from hss_inspect.settings import FrameSettings
 from tests.support.fixture_repo import FixtureTask, build_repo, write_video
 
 HERE = Path(__file__).parent

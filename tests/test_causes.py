@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from hss_inspect.causes import (
+from hss_inspect.grading.causes import (
     FAMILIES,
     labeler_prompts,
     parse_label,
@@ -14,8 +14,8 @@ from hss_inspect.causes import (
     render_label_retry,
     taxonomy,
 )
-from hss_inspect.judge import UnreadableReply
-from hss_inspect.labeler import graded_failure
+from hss_inspect.grading.judge import UnreadableReply
+from hss_inspect.grading.labeler import graded_failure
 
 # The causes the paper names (Sec. 3.2, App. D, Fig. 4), by family; the rest are inferred.
 NAMED = {
@@ -93,7 +93,7 @@ def test_only_graded_failures_are_labelled(value: dict[str, float], failed: bool
 
 def test_a_missing_labeller_role_is_a_setup_error() -> None:
     # Printed by Inspect as one line (tests/test_errors.py pins the class it builds on).
-    from hss_inspect import labeler
-    from hss_inspect.errors import SetupError
+    from hss_inspect.core.errors import SetupError
+    from hss_inspect.grading import labeler
 
     assert labeler.SetupError is SetupError

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hss_inspect import demo
+from hss_inspect.core.taxonomy import DOMAINS
+from hss_inspect.data import demo
+from hss_inspect.data.release import LocalRelease, open_release
+from hss_inspect.data.rows import report_unknown_taxonomy
 from hss_inspect.media.video import probe_duration
-from hss_inspect.release import LocalRelease, open_release
-from hss_inspect.rows import report_unknown_taxonomy
-from hss_inspect.taxonomy import DOMAINS
 
 SHIPPED = Path(demo.__file__).parent / "demo_data"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from hss_inspect.demo import demo_root
+from hss_inspect.data.demo import demo_root
 from tests.support.runs import INSPECT
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ def test_built_wheel_ships_the_demo_and_runs_it_offline(tmp_path: Path) -> None:
     installed = tmp_path / "site-packages"
     subprocess.run([*pip, "install", "--no-deps", "--target", installed, wheel], check=True)
 
-    shipped = installed / "hss_inspect" / "demo_data"
+    shipped = installed / "hss_inspect" / "data" / "demo_data"
     in_tree = sorted(p.relative_to(demo_root()) for p in demo_root().rglob("*") if p.is_file())
     assert sorted(p.relative_to(shipped) for p in shipped.rglob("*") if p.is_file()) == in_tree
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hss_inspect import options as opt
-from hss_inspect.errors import SetupError
+from hss_inspect.core import options as opt
+from hss_inspect.core.errors import SetupError
 from hss_inspect.task import hss
 from tests.support.runs import INSPECT
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
-from hss_inspect.metrics import attempt_value
+from hss_inspect.grading.metrics import attempt_value
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS
 from tests.support.runs import INSPECT, run_eval
 

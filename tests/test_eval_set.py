@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from hss_inspect.demo import demo_root
+from hss_inspect.data.demo import demo_root
 from hss_inspect.scripted import FIXED_ANSWER
 from tests.support.runs import INSPECT
 

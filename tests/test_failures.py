@@ -113,7 +113,15 @@ def read_all(logs: Path) -> list[EvalLog]:
 
 def failures_json(*logs: Path) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "hss_inspect.cli", "failures", *map(str, logs), "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "hss_inspect.commands.cli",
+            "failures",
+            *map(str, logs),
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
-from hss_inspect.causes import taxonomy
-from hss_inspect.labeler import UNLABELLED, failure_families, label_value
+from hss_inspect.grading.causes import taxonomy
+from hss_inspect.grading.labeler import UNLABELLED, failure_families, label_value
 
 pytestmark = pytest.mark.usefixtures("offline_token_counts")
 

@@ -35,12 +35,12 @@ from inspect_ai.model import (
 from inspect_ai.solver import generate
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from hss_inspect.dataset import build_dataset
-from hss_inspect.prompt import BLIND_SYSTEM_MESSAGE, IMAGE_NOTE
-from hss_inspect.release import open_release
-from hss_inspect.scorer import rubric_judge
-from hss_inspect.settings import MediaSettings
-from hss_inspect.solver import ORACLE_MODEL_NAME, hss_input, oracle_answer
+from hss_inspect.conditions.prompt import BLIND_SYSTEM_MESSAGE, IMAGE_NOTE
+from hss_inspect.conditions.solver import ORACLE_MODEL_NAME, hss_input, oracle_answer
+from hss_inspect.core.settings import MediaSettings
+from hss_inspect.data.dataset import build_dataset
+from hss_inspect.data.release import open_release
+from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.task import hss
 from tests.support.fixture_repo import write_image, write_video
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from hss_inspect.judge import (
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import (
     UnreadableReply,
     answer_fence,
     criterion_outcomes,
@@ -17,7 +18,6 @@ from hss_inspect.judge import (
     render_judge_request,
     verdict_table,
 )
-from hss_inspect.rows import Criterion
 
 IDS = ["c1", "c2"]
 GOOD = {

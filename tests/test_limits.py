@@ -10,10 +10,11 @@ import pytest
 import yaml
 from inspect_ai.model import ModelOutput
 
-from hss_inspect.answer import looks_like_size_refusal, refusal_in_output
-from hss_inspect.config import data_dir
-from hss_inspect.estimate import anthropic_tokens, gemini_tokens, openai_patch_tokens
-from hss_inspect.limits import (
+from hss_inspect.commands.estimate import anthropic_tokens, gemini_tokens, openai_patch_tokens
+from hss_inspect.conditions.answer import looks_like_size_refusal, refusal_in_output
+from hss_inspect.core.config import data_dir
+from hss_inspect.core.settings import FrameSettings, MediaSettings
+from hss_inspect.providers.limits import (
     applied_limits,
     clamp_warnings,
     encoded_size,
@@ -21,7 +22,6 @@ from hss_inspect.limits import (
     provider_rules,
     raw_for_encoded,
 )
-from hss_inspect.settings import FrameSettings, MediaSettings
 
 PAPER = MediaSettings()
 
@@ -182,7 +182,7 @@ def test_native_video_true_stops_the_task_before_anything_is_sent(
 
 
 def test_a_clip_over_the_video_limit_goes_as_frames_and_says_why(tmp_path: Path) -> None:
-    from hss_inspect.solver import native_video_choice
+    from hss_inspect.conditions.solver import native_video_choice
 
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"0" * 5000)
@@ -198,7 +198,7 @@ def test_a_clip_over_the_video_limit_goes_as_frames_and_says_why(tmp_path: Path)
 
 
 def test_refusals_raised_as_errors_are_recognized_through_the_wrapping() -> None:
-    from hss_inspect.answer import refusal_in_error, status_of
+    from hss_inspect.conditions.answer import refusal_in_error, status_of
 
     class ProviderError(Exception):
         def __init__(self, message: str, status_code: int) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 from hss_inspect.log_size import (
     FRAME_BYTES_AT_768,
     clip_bytes,
@@ -16,7 +17,6 @@ from hss_inspect.log_size import (
     projected_frame_bytes,
     share_run,
 )
-from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hss_inspect.cli import main as cli_main
+from hss_inspect.commands.cli import main as cli_main
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import store
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.image import prepare_image, shrink_jpegs_to_budget
 from hss_inspect.media.video import sample_video
-from hss_inspect.settings import FrameSettings
 from tests.support.fixture_repo import write_image, write_video
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import service, store
 from hss_inspect.media.errors import Deadline, MediaError, MediaTimeout
-from hss_inspect.settings import FrameSettings
 from tests.support.fixture_repo import write_video
 
 BUDGET = 32_000_000

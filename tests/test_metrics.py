@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
-from hss_inspect.metrics import (
+from hss_inspect.grading.metrics import (
     TaskOutcome,
     attempt_value,
     bootstrap_halfwidth,

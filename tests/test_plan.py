@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.plan import plan_frames, select_per_boundary, thin_uniformly
-from hss_inspect.settings import FrameSettings
 
 
 def brute_force_choice(times: list[float], boundaries: tuple[float, ...]) -> list[int]:

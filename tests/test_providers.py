@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from inspect_ai.log import EvalLog
 
-from hss_inspect.limits import encoded_size, provider_rules
+from hss_inspect.providers.limits import encoded_size, provider_rules
 from tests.support.fixture_repo import FixtureTask, build_repo
 from tests.support.runs import run_eval
 from tests.support.servers import provider_stand_in
@@ -413,7 +413,7 @@ def test_estimate_matches_the_payload_then_sent(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from hss_inspect.cli import main
+    from hss_inspect.commands.cli import main
 
     log, entries = anthropic_run
     monkeypatch.setenv("HSS_INSPECT_CACHE", str(shared_cache))

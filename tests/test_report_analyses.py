@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from hss_inspect.cli import main
+from hss_inspect.commands.cli import main
 from hss_inspect.report import plots
 from hss_inspect.report.paper import (
     deployments,
@@ -308,7 +308,7 @@ def test_missing_matplotlib_is_one_clear_message(
 
 
 def test_recipe_plans_follow_table5() -> None:
-    from hss_inspect.recipes import plan_recipe
+    from hss_inspect.commands.recipe import plan_recipe
 
     table1 = plan_recipe("table1")
     assert len(table1) == 25 and {r.task for r in table1} == {"hss"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hss_inspect.rows import DatasetError, as_list, parse_rows, select_rows
+from hss_inspect.data.rows import DatasetError, as_list, parse_rows, select_rows
 
 
 def row(**changes: Any) -> dict[str, Any]:

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import video
 from hss_inspect.media.plan import plan_frames
-from hss_inspect.settings import FrameSettings
 from tests.support.fixture_repo import read_index, write_video
 
 SMALL = (320, 240)

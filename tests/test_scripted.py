@@ -9,8 +9,8 @@ import re
 import pytest
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 
-from hss_inspect.judge import judge_prompts, parse_judge_reply, render_judge_request
-from hss_inspect.rows import Criterion
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import judge_prompts, parse_judge_reply, render_judge_request
 from hss_inspect.scripted import FIXED_ANSWER, scripted_verdict
 
 CRITERIA = [Criterion("x-1", "Names the box"), Criterion("7", "Says why", 2.0)]

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from hss_inspect.conditions.solver import frames_content
+from hss_inspect.core.settings import FrameSettings, MediaSettings
 from hss_inspect.media import video
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.plan import plan_frames, thin_uniformly
-from hss_inspect.settings import FrameSettings, MediaSettings
-from hss_inspect.solver import frames_content
 from tests.support.fixture_repo import read_index, write_video
 
 needs_ffmpeg = pytest.mark.skipif(

@@ -1,7 +1,7 @@
 """Humanity's Sixth Sense (HSS) for Inspect AI.
 
 The tasks are `hss_inspect/hss` and its presets (`hss_inspect.task`); the `hss-inspect`
-command is `hss_inspect.cli`. The tasks are imported on first use, so that the command
+command is `hss_inspect.commands.cli`. The tasks are imported on first use, so that the command
 and `import hss_inspect` stay light.
 """
 

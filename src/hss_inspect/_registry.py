@@ -2,12 +2,12 @@
 
 from hss_inspect.audit.scorer import audit_metrics, audit_sum, judge_audit
 from hss_inspect.audit.solver import audit_answer
-from hss_inspect.labeler import failure_cause
+from hss_inspect.conditions.solver import hss_input, oracle_answer
+from hss_inspect.grading.labeler import failure_cause
+from hss_inspect.grading.metrics import hss_metrics
+from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.log_size import LogSizeWarning
-from hss_inspect.metrics import hss_metrics
-from hss_inspect.scorer import rubric_judge
 from hss_inspect.scripted import ScriptedModel
-from hss_inspect.solver import hss_input, oracle_answer
 from hss_inspect.task import (
     hss,
     hss_agentic,

@@ -36,7 +36,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from hss_inspect.audit.perturber import perturber_prompts
-from hss_inspect.judge import judge_prompts
+from hss_inspect.grading.judge import judge_prompts
 
 PROVIDER = "hss"
 MODEL = "scripted"

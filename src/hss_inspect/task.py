@@ -15,19 +15,13 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
-from hss_inspect import options as opt
-from hss_inspect.agentic.loop import hss_agent
-from hss_inspect.answer import MODEL_ERRORS, answer
 from hss_inspect.audit.task import build_audit_task
-from hss_inspect.dataset import build_dataset
-from hss_inspect.errors import SetupError
-from hss_inspect.judge import judge_prompts
-from hss_inspect.labeler import DEFAULT_LABELER_RETRIES, failure_cause
-from hss_inspect.limits import applied_limits, clamp_warnings, native_video_refusal
-from hss_inspect.release import Release, open_release
-from hss_inspect.rows import OptionList, TaskRow, as_list, select_rows
-from hss_inspect.scorer import rubric_judge
-from hss_inspect.settings import (
+from hss_inspect.conditions.agentic.loop import hss_agent
+from hss_inspect.conditions.answer import MODEL_ERRORS, answer
+from hss_inspect.conditions.solver import hss_input, limits_record, oracle_answer
+from hss_inspect.core import options as opt
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.settings import (
     CONDITIONS,
     DEFAULT_AGENT,
     DEFAULT_DATASET,
@@ -44,7 +38,13 @@ from hss_inspect.settings import (
     MediaSettings,
     NativeVideo,
 )
-from hss_inspect.solver import hss_input, limits_record, oracle_answer
+from hss_inspect.data.dataset import build_dataset
+from hss_inspect.data.release import Release, open_release
+from hss_inspect.data.rows import OptionList, TaskRow, as_list, select_rows
+from hss_inspect.grading.judge import judge_prompts
+from hss_inspect.grading.labeler import DEFAULT_LABELER_RETRIES, failure_cause
+from hss_inspect.grading.scorer import rubric_judge
+from hss_inspect.providers.limits import applied_limits, clamp_warnings, native_video_refusal
 from hss_inspect.versioning import comparability_version, task_version
 
 logger = logging.getLogger(__name__)

@@ -11,18 +11,18 @@ from typing import Any
 
 import yaml
 
-from hss_inspect import prompt
 from hss_inspect.audit.kinds import KINDS
 from hss_inspect.audit.variants import audit_data
-from hss_inspect.judge import judge_prompts
-from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
-from hss_inspect.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
-from hss_inspect.settings import (
+from hss_inspect.conditions import prompt
+from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     DEFAULT_JUDGE_RETRIES,
     DEFAULT_MEDIA,
     DEFAULT_PERTURBER_RETRIES,
 )
+from hss_inspect.grading.judge import judge_prompts
+from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
+from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
 
 
 @cache

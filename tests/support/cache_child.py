@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import store
-from hss_inspect.settings import FrameSettings
 
 clip, decode_log = Path(sys.argv[1]), Path(sys.argv[2])
 real_sample_video_sweep = store.sample_video_sweep

@@ -14,8 +14,8 @@ import json
 import sys
 import time
 
-from hss_inspect.errors import SetupError
-from hss_inspect.release import Release, open_release
+from hss_inspect.core.errors import SetupError
+from hss_inspect.data.release import Release, open_release
 
 
 def fetch_media(release: Release, media_path: str) -> dict[str, object]:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from hss_inspect.dataset import row_to_sample
-from hss_inspect.release import Release
-from hss_inspect.rows import TaskRow
+from hss_inspect.data.dataset import row_to_sample
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import TaskRow
 
 SAMPLE_SEED = 2610_08966
 

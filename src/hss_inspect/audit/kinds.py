@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from hss_inspect.options import option_error
+from hss_inspect.core.options import option_error
 
 
 class Expectation(str, Enum):

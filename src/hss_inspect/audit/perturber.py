@@ -26,8 +26,8 @@ from inspect_ai.model import (
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, PERTURBER_KINDS, Expectation
 from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
-from hss_inspect.judge import render_criteria
-from hss_inspect.rows import Criterion
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import render_criteria
 
 PERTURBER_ROLE = "perturber"
 _ONLY_FENCED_BLOCK = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n\s*```\Z", re.DOTALL)

@@ -28,7 +28,7 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
-from hss_inspect.judge import table_cell
+from hss_inspect.grading.judge import table_cell
 from hss_inspect.report.records import LogError, read_samples
 
 AUDIT_SCORER = "judge_audit"

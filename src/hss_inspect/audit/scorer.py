@@ -33,16 +33,16 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
-from hss_inspect.judge import Verdict, criterion_outcomes, judge_prompts, table_cell
-from hss_inspect.rows import Criterion
-from hss_inspect.scorer import (
+from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import Verdict, criterion_outcomes, judge_prompts, table_cell
+from hss_inspect.grading.scorer import (
     GRADER_ROLE,
     criteria_of,
     judge_metadata,
     require_grader,
     run_judge,
 )
-from hss_inspect.settings import DEFAULT_JUDGE_RETRIES
 
 
 @metric(name="audit")

@@ -14,14 +14,14 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from hss_inspect import prompt
 from hss_inspect.audit.cache import VariantKey, cached_perturbation
 from hss_inspect.audit.kinds import KIND_BY_NAME, Maker, expected_verdicts
 from hss_inspect.audit.perturber import PERTURBER_ROLE, Perturbation, perturb, perturber_prompts
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
-from hss_inspect.errors import SetupError
-from hss_inspect.scorer import criteria_of, require_grader
-from hss_inspect.settings import DEFAULT_PERTURBER_RETRIES
+from hss_inspect.conditions import prompt
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.settings import DEFAULT_PERTURBER_RETRIES
+from hss_inspect.grading.scorer import criteria_of, require_grader
 
 AUDIT_MODEL_NAME = "hss_judge_audit"
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from statistics import NormalDist
 
-from hss_inspect.metrics import CONFIDENCE
-from hss_inspect.taxonomy import DOMAINS, MEDIA_TYPES, subdomain_label
+from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES, subdomain_label
+from hss_inspect.grading.metrics import CONFIDENCE
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,16 @@ from typing import Any
 
 from inspect_ai import Epochs, Task
 
-from hss_inspect import options as opt
 from hss_inspect.audit.dataset import SAMPLE_SEED, build_audit_dataset, sample_rows
 from hss_inspect.audit.kinds import resolve_kinds
 from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.audit.report import AUDIT_CONDITION
 from hss_inspect.audit.scorer import audit_sum, judge_audit
 from hss_inspect.audit.solver import audit_answer
-from hss_inspect.judge import judge_prompts
-from hss_inspect.release import Release
-from hss_inspect.rows import OptionList, TaskRow, as_list
+from hss_inspect.core import options as opt
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import OptionList, TaskRow, as_list
+from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.versioning import comparability_version, task_version
 
 

@@ -12,7 +12,7 @@ from functools import cache
 from string import Template
 from typing import Any
 
-from hss_inspect.config import load_yaml
+from hss_inspect.core.config import load_yaml
 
 AUDIT_FILE = "audit.yaml"
 

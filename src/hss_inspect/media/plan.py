@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from hss_inspect.settings import FrameSettings
+from hss_inspect.core.settings import FrameSettings
 
 T = TypeVar("T")
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings
 from hss_inspect.media.errors import Deadline
 from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
 from hss_inspect.media.plan import FramePlan
@@ -28,7 +29,6 @@ from hss_inspect.media.store import (
     remembered_sha256,
 )
 from hss_inspect.media.video import SampledVideo
-from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings
 
 R = TypeVar("R")
 DEFAULT_TIME_LIMIT = DEFAULT_MEDIA.media_timeout

@@ -31,11 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.errors import NO_DEADLINE, Deadline
 from hss_inspect.media.image import PreparedImage, prepare_image
 from hss_inspect.media.plan import FramePlan
 from hss_inspect.media.video import SampledVideo, Truncation, decode_plan, sample_video_sweep
-from hss_inspect.settings import FrameSettings
 
 logger = logging.getLogger(__name__)
 

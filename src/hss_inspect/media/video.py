@@ -33,9 +33,9 @@ import av
 from av.video.reformatter import VideoReformatter
 from PIL import Image
 
+from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
 from hss_inspect.media.plan import FramePlan, last_before, plan_frames, select_per_boundary
-from hss_inspect.settings import FrameSettings
 
 # Display-matrix rotation (degrees counter-clockwise, as PyAV reports it) to the
 # transpose that the ffmpeg command line's autorotation applies.

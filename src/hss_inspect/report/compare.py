@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hss_inspect.core.taxonomy import DOMAINS, domain_label, subdomain_label
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mcnemar_exact_p
 from hss_inspect.report.tables import SUBDOMAIN_LABELS, Run, by_task
-from hss_inspect.taxonomy import DOMAINS, domain_label, subdomain_label
 
 DOMAIN_LABELS = tuple(d.label for d in DOMAINS)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hss_inspect.causes import FAMILIES, NO_ANSWER_FAMILY, Taxonomy
-from hss_inspect.labeler import UNLABELLED
+from hss_inspect.grading.causes import FAMILIES, NO_ANSWER_FAMILY, Taxonomy
+from hss_inspect.grading.labeler import UNLABELLED
 
 
 def _pct(value: float | None) -> str:

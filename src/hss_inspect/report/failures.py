@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hss_inspect.causes import Taxonomy
-from hss_inspect.labeler import UNLABELLED
+from hss_inspect.core.taxonomy import domain_label, subdomain_label
+from hss_inspect.grading.causes import Taxonomy
+from hss_inspect.grading.labeler import UNLABELLED
 from hss_inspect.report.compare import Pair, _grouped, _summary, first_attempts
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.tables import Run
-from hss_inspect.taxonomy import domain_label, subdomain_label
 
 AGENTIC = "agentic"
 SINGLE_CALL = "standard"

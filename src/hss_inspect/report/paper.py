@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from hss_inspect.config import load_yaml
-from hss_inspect.limits import limits_for
-from hss_inspect.settings import DEFAULT_FRAMES
+from hss_inspect.core.config import load_yaml
+from hss_inspect.core.settings import DEFAULT_FRAMES
+from hss_inspect.providers.limits import limits_for
 
 PAPER_FILE = "paper_models.yaml"
 PUBLISHED_COLUMNS: tuple[str, ...] = (

@@ -1,6 +1,6 @@
 """Statistics the report needs beyond pass@1, as pure functions over plain numbers.
 
-pass@1 itself and its bootstrap interval come from `hss_inspect.metrics`, so the report
+pass@1 itself and its bootstrap interval come from `hss_inspect.grading.metrics`, so the report
 and Inspect's own results line are the same computation.
 """
 

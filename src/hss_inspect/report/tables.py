@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hss_inspect.metrics import TaskOutcome, summarize
+from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
+from hss_inspect.grading.metrics import TaskOutcome, summarize
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mean_or_none, mean_pass_at_k
-from hss_inspect.taxonomy import DOMAINS, MEDIA_TYPES
 
 GROUP_COLUMNS: tuple[str, ...] = (*MEDIA_TYPES, *(d.label for d in DOMAINS))
 SUBDOMAIN_LABELS: tuple[str, ...] = tuple(s.label for d in DOMAINS for s in d.subdomains)

@@ -15,11 +15,11 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from hss_inspect.core.settings import FrameSettings
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import TaskRow
 from hss_inspect.media.errors import Deadline
 from hss_inspect.media.store import cached_prepare_image, cached_sample_videos, remembered_sha256
-from hss_inspect.release import Release
-from hss_inspect.rows import TaskRow
-from hss_inspect.settings import FrameSettings
 
 
 @dataclass(frozen=True)

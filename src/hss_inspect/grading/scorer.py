@@ -18,8 +18,10 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from hss_inspect.errors import SetupError
-from hss_inspect.judge import (
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
+from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.judge import (
     JudgePrompts,
     JudgeReply,
     UnreadableReply,
@@ -31,9 +33,7 @@ from hss_inspect.judge import (
     render_retry,
     verdict_table,
 )
-from hss_inspect.metrics import attempt_value, hss_metrics
-from hss_inspect.rows import Criterion
-from hss_inspect.settings import DEFAULT_JUDGE_RETRIES
+from hss_inspect.grading.metrics import attempt_value, hss_metrics
 
 GRADER_ROLE = "grader"
 NO_GRADER_MESSAGE = (

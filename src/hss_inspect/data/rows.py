@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from hss_inspect.errors import SetupError
-from hss_inspect.taxonomy import (
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.taxonomy import (
     MEDIA_TYPES,
     PARENT_OF_SUBDOMAIN,
     resolve_domain,

@@ -187,7 +187,7 @@ def regrade(
     from inspect_ai.log import read_eval_log, write_eval_log
     from inspect_ai.model import GenerateConfig, get_model
 
-    from hss_inspect.scorer import rubric_judge
+    from hss_inspect.grading.scorer import rubric_judge
 
     chosen = [j for j in judges()[1:] if not judge_names or j.name in judge_names]
     for path in logs:

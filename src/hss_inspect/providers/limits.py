@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from hss_inspect.config import load_yaml
-from hss_inspect.settings import DEFAULT_MEDIA, MediaSettings
+from hss_inspect.core.config import load_yaml
+from hss_inspect.core.settings import DEFAULT_MEDIA, MediaSettings
 
 Counted = Literal["raw", "base64"]
 

@@ -8,10 +8,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hss_inspect import rebuild
-from hss_inspect.errors import SetupError
-from hss_inspect.estimate import add_parser as add_estimate_parser
-from hss_inspect.estimate import estimate_command
+from hss_inspect.commands import rebuild
+from hss_inspect.commands import report_args as report_parsers
+from hss_inspect.commands.estimate import add_parser as add_estimate_parser
+from hss_inspect.commands.estimate import estimate_command
+from hss_inspect.commands.prepare import jobs_for, prepare_all
+from hss_inspect.commands.recipe import add_parser as add_recipe_parser
+from hss_inspect.commands.recipe import recipe_command
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.settings import (
+    DEFAULT_DATASET,
+    DEFAULT_FRAMES,
+    DEFAULT_MEDIA,
+    DEFAULT_REVISION,
+    FrameSettings,
+)
+from hss_inspect.data.release import open_release
+from hss_inspect.data.rows import DatasetError, select_rows
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.store import (
     cache_root,
@@ -23,19 +36,6 @@ from hss_inspect.media.store import (
     write_frames,
 )
 from hss_inspect.media.video import sample_video
-from hss_inspect.prepare import jobs_for, prepare_all
-from hss_inspect.recipes import add_parser as add_recipe_parser
-from hss_inspect.recipes import recipe_command
-from hss_inspect.release import open_release
-from hss_inspect.report import parsers as report_parsers
-from hss_inspect.rows import DatasetError, select_rows
-from hss_inspect.settings import (
-    DEFAULT_DATASET,
-    DEFAULT_FRAMES,
-    DEFAULT_MEDIA,
-    DEFAULT_REVISION,
-    FrameSettings,
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,7 +146,7 @@ COMMANDS = {"frames": frames_command, "prepare": prepare_command, "cache": cache
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from hss_inspect.report.command import COMMANDS as REPORT
+    from hss_inspect.commands.report import COMMANDS as REPORT
 
     return REPORT[args.command](args)
 

@@ -31,7 +31,8 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from hss_inspect.causes import (
+from hss_inspect.core.errors import SetupError
+from hss_inspect.grading.causes import (
     FAMILIES,
     NO_ANSWER_FAMILY,
     Label,
@@ -43,8 +44,7 @@ from hss_inspect.causes import (
     render_label_retry,
     taxonomy,
 )
-from hss_inspect.errors import SetupError
-from hss_inspect.judge import UnreadableReply
+from hss_inspect.grading.judge import UnreadableReply
 
 LABELER_ROLE = "labeler"
 RUBRIC_SCORER = "rubric_judge"

@@ -18,12 +18,12 @@ from typing import Any
 
 from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_sample
 
+from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings
+from hss_inspect.data.release import Release, open_release
+from hss_inspect.data.rows import DatasetError
 from hss_inspect.media import service
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, frame_name, manifest_of
 from hss_inspect.media.video import SampledVideo
-from hss_inspect.release import Release, open_release
-from hss_inspect.rows import DatasetError
-from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings
 
 MANIFEST = "sent_media.json"
 

@@ -9,7 +9,7 @@ answer follows from it.
 
 Regenerate the shipped copy after changing a scene or a row:
 
-    python -m hss_inspect.demo src/hss_inspect/demo_data
+    python -m hss_inspect.data.demo src/hss_inspect/data/demo_data
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from hss_inspect.taxonomy import PARENT_OF_SUBDOMAIN, SUBDOMAIN_BY_LABEL
+from hss_inspect.core.taxonomy import PARENT_OF_SUBDOMAIN, SUBDOMAIN_BY_LABEL
 
 DEMO_DATASET = "demo"
 DEMO_FOLDER = "demo_data"
@@ -48,7 +48,7 @@ FLOOR_Y = 200
 
 def demo_root() -> Path:
     """The demo copy inside the installed package (or the source tree when editable)."""
-    return Path(str(files("hss_inspect"))) / DEMO_FOLDER
+    return Path(str(files("hss_inspect.data"))) / DEMO_FOLDER
 
 
 # ---- Scene geometry: the facts each reference answer rests on ----------------------

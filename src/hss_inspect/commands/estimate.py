@@ -16,10 +16,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hss_inspect.limits import ProviderRules, native_video_refusal, provider_rules
-from hss_inspect.release import open_release
-from hss_inspect.rows import TaskRow, select_rows
-from hss_inspect.settings import (
+from hss_inspect.core.settings import (
     DEFAULT_DATASET,
     DEFAULT_EPOCHS,
     DEFAULT_FRAMES,
@@ -28,6 +25,9 @@ from hss_inspect.settings import (
     FrameSettings,
     MediaSettings,
 )
+from hss_inspect.data.release import open_release
+from hss_inspect.data.rows import TaskRow, select_rows
+from hss_inspect.providers.limits import ProviderRules, native_video_refusal, provider_rules
 
 
 def anthropic_tokens(width: int, height: int, formula: dict[str, Any]) -> int:
@@ -111,7 +111,7 @@ def estimate_request(rules: ProviderRules, record: dict[str, Any], task_id: str)
 async def _estimate_rows(
     release: Any, rows: list[TaskRow], media: MediaSettings, model: str
 ) -> list[RequestEstimate]:
-    from hss_inspect.solver import user_turn_for
+    from hss_inspect.conditions.solver import user_turn_for
 
     rules = provider_rules(model)
     estimates = []

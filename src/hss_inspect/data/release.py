@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hss_inspect import hub
-from hss_inspect.demo import DEMO_DATASET, demo_root
-from hss_inspect.rows import DatasetError, TaskRow, parse_rows
+from hss_inspect.data import hub
+from hss_inspect.data.demo import DEMO_DATASET, demo_root
+from hss_inspect.data.rows import DatasetError, TaskRow, parse_rows
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hss_inspect.errors import SetupError
+from hss_inspect.core.errors import SetupError
 
 
 def option_error(name: str, value: Any, expected: str) -> SetupError:

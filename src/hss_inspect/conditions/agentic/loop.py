@@ -31,14 +31,14 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
-from hss_inspect import prompt
-from hss_inspect.agentic.tools import AgentMedia, inspection_tools
-from hss_inspect.agentic.views import ShownFrame, decode_data_uri, image_size
-from hss_inspect.answer import ModelErrors, check_refusal, record_model_error
-from hss_inspect.limits import applied_limits
-from hss_inspect.release import Release
-from hss_inspect.settings import AgentSettings, MediaSettings
-from hss_inspect.solver import frame_settings_for, local_media
+from hss_inspect.conditions import prompt
+from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
+from hss_inspect.conditions.agentic.views import ShownFrame, decode_data_uri, image_size
+from hss_inspect.conditions.answer import ModelErrors, check_refusal, record_model_error
+from hss_inspect.conditions.solver import frame_settings_for, local_media
+from hss_inspect.core.settings import AgentSettings, MediaSettings
+from hss_inspect.data.release import Release
+from hss_inspect.providers.limits import applied_limits
 
 # Room kept in each request for the conversation's own text (replies, tool arguments,
 # notes and errors) beside the media: far more than 30 steps of it.
@@ -88,7 +88,7 @@ def hss_agent(
     """Let the model inspect the media with tools, then grade what it submits.
 
     A provider error that survives Inspect's retries is handled as in the single-call
-    condition (`hss_inspect.answer`): the attempt is left out with the error recorded,
+    condition (`hss_inspect.conditions.answer`): the attempt is left out with the error recorded,
     or the sample fails with `model_errors=fail`; a size refusal fails the sample.
     """
 

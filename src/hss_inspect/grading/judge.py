@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hss_inspect.config import PromptSet, prompt_set
-from hss_inspect.rows import Criterion
+from hss_inspect.core.config import PromptSet, prompt_set
+from hss_inspect.data.rows import Criterion
 
 _FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.DOTALL)
 _TRUE_WORDS = {"true", "yes", "met"}

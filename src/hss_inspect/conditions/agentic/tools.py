@@ -18,8 +18,8 @@ from inspect_ai.model import ContentImage, ContentText
 from inspect_ai.tool import Tool, ToolError, ToolResult, tool
 from PIL import Image
 
-from hss_inspect import prompt
-from hss_inspect.agentic.views import (
+from hss_inspect.conditions import prompt
+from hss_inspect.conditions.agentic.views import (
     Box,
     ShownFrame,
     ViewError,
@@ -31,14 +31,14 @@ from hss_inspect.agentic.views import (
     side_by_side,
     source_box,
 )
-from hss_inspect.limits import PART_OVERHEAD_BYTES
+from hss_inspect.conditions.solver import data_uri
+from hss_inspect.core.settings import AgentSettings, FrameSettings
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.image import upright_image
 from hss_inspect.media.plan import FramePlan, format_seconds, plan_window
 from hss_inspect.media.video import SampledVideo
-from hss_inspect.settings import AgentSettings, FrameSettings
-from hss_inspect.solver import data_uri
+from hss_inspect.providers.limits import PART_OVERHEAD_BYTES
 
 # Frames decoded for cropping keep the source resolution (`scaled_size` never upscales).
 NATIVE_SIDE = 1 << 16

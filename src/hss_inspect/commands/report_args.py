@@ -1,5 +1,5 @@
 """The command-line options of `report`, `agreement` and `compare` (no heavy imports, so
-`hss-inspect` starts fast; the work is in `hss_inspect.report.command`)."""
+`hss-inspect` starts fast; the work is in `hss_inspect.commands.report`)."""
 
 from __future__ import annotations
 

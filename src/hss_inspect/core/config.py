@@ -18,7 +18,7 @@ def data_dir(name: str) -> Path:
     packaged = Path(str(files("hss_inspect"))) / name
     if packaged.is_dir():
         return packaged
-    checkout = Path(__file__).resolve().parents[2] / name
+    checkout = Path(__file__).resolve().parents[3] / name
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError(f"hss_inspect is installed without its {name}/ folder; reinstall it")

@@ -28,21 +28,21 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from PIL import Image
 
-from hss_inspect import prompt
-from hss_inspect.limits import (
+from hss_inspect.conditions import prompt
+from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import question_sha256
+from hss_inspect.grading.scorer import require_grader
+from hss_inspect.media import service
+from hss_inspect.media.errors import MediaError
+from hss_inspect.media.video import SampledVideo, probe_duration
+from hss_inspect.providers.limits import (
     PART_OVERHEAD_BYTES,
     REQUEST_OVERHEAD_BYTES,
     AppliedLimits,
     applied_limits,
     limits_for,
 )
-from hss_inspect.media import service
-from hss_inspect.media.errors import MediaError
-from hss_inspect.media.video import SampledVideo, probe_duration
-from hss_inspect.release import Release
-from hss_inspect.rows import question_sha256
-from hss_inspect.scorer import require_grader
-from hss_inspect.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 NATIVE_VIDEO_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mpeg": "mpeg", ".mpg": "mpeg"}
 ORACLE_MODEL_NAME = "hss/oracle"

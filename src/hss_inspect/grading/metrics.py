@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, metric
 
-from hss_inspect.taxonomy import DOMAINS, MEDIA_TYPES, domain_label, subdomain_label
+from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES, domain_label, subdomain_label
 
 BOOTSTRAP_SEED = 2610_08966
 BOOTSTRAP_RESAMPLES = 10_000

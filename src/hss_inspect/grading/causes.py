@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
-from hss_inspect.config import PromptSet, load_yaml, prompt_set
-from hss_inspect.judge import UnreadableReply, answer_fence, extract_json_object
+from hss_inspect.core.config import PromptSet, load_yaml, prompt_set
+from hss_inspect.grading.judge import UnreadableReply, answer_fence, extract_json_object
 
 FAMILIES: tuple[str, ...] = ("perception", "latent", "reasoning")
 NO_ANSWER_FAMILY = "no_answer"

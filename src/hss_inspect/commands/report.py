@@ -7,14 +7,14 @@ import sys
 from collections.abc import Callable
 
 from hss_inspect.audit.report import is_audit_log, render_audit
-from hss_inspect.causes import taxonomy
+from hss_inspect.commands.report_args import FORMATS
+from hss_inspect.grading.causes import taxonomy
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.parsers import FORMATS
 from hss_inspect.report.records import LogError, find_logs, read_logs
 from hss_inspect.report.render import (
     agreement_markdown,

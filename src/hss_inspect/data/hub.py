@@ -13,7 +13,7 @@ import inspect
 import logging
 from pathlib import Path
 
-from hss_inspect.errors import SetupError
+from hss_inspect.core.errors import SetupError
 
 logger = logging.getLogger(__name__)
 

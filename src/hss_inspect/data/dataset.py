@@ -7,8 +7,8 @@ from dataclasses import asdict
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from hss_inspect.release import Release
-from hss_inspect.rows import TaskRow
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import TaskRow
 
 
 def row_to_sample(row: TaskRow) -> Sample:

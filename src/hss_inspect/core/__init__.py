@@ -1,0 +1,1 @@
+"""The ground floor: settings, options, taxonomy, packaged data, errors and roles."""

@@ -1,0 +1,1 @@
+"""The HSS release: rows, the hub and local copies, the demo set, Inspect samples."""

@@ -1,0 +1,1 @@
+"""Grading: the rubric judge, the metrics, the failure-cause labeller and its taxonomy."""

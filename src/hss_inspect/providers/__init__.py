@@ -1,0 +1,1 @@
+"""What each provider accepts in one request: payload and image rules (model_limits.yaml)."""
