@@ -182,7 +182,7 @@ def test_native_video_true_stops_the_task_before_anything_is_sent(
 
 
 def test_a_clip_over_the_video_limit_goes_as_frames_and_says_why(tmp_path: Path) -> None:
-    from hss_inspect.conditions.solver import native_video_choice
+    from hss_inspect.conditions.turn import native_video_choice
 
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"0" * 5000)

@@ -142,7 +142,7 @@ def test_an_old_log_counts_an_errored_empty_answer_as_its_metric_did(tmp_path: P
 
 
 def test_a_log_superseded_by_a_retry_is_left_out(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     item = lambda tries: [Item("t1", "retrodiction", "image", tries)]  # noqa: E731
     first = write_log(
@@ -169,7 +169,7 @@ def test_a_log_superseded_by_a_retry_is_left_out(
     )
     infos, _ = read_logs([tmp_path])
     assert sorted(i.log for i in infos) == sorted([retried, copy])
-    assert first in capsys.readouterr().err
+    assert first in caplog.text
 
 
 def test_json_logs_read_like_eval_logs(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hss_inspect.conditions.solver import frame_settings_for, use_native_video
+from hss_inspect.conditions.turn import use_native_video
 from hss_inspect.core.settings import FrameSettings, MediaSettings
-from hss_inspect.providers.limits import applied_limits, limits_for
+from hss_inspect.providers.limits import applied_limits, frame_settings_for, limits_for
 
 
 def test_paper_frame_caps_apply_only_when_no_cap_is_given() -> None:
@@ -53,7 +53,7 @@ def test_native_video_is_sent_whole_as_a_data_uri(tmp_path: Path) -> None:
     import asyncio
     import base64
 
-    from hss_inspect.conditions.solver import native_video_content
+    from hss_inspect.conditions.turn import native_video_content
     from tests.support.fixture_repo import write_video
 
     clip = tmp_path / "clip.mp4"

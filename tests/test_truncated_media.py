@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from hss_inspect.conditions.solver import frames_content
+from hss_inspect.conditions.turn import frames_content
 from hss_inspect.core.settings import FrameSettings, MediaSettings
 from hss_inspect.media import video
 from hss_inspect.media.errors import MediaError

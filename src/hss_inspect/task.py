@@ -18,7 +18,8 @@ from inspect_ai.solver import Solver
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.conditions.agentic.loop import hss_agent
 from hss_inspect.conditions.answer import MODEL_ERRORS, answer
-from hss_inspect.conditions.solver import hss_input, limits_record, oracle_answer
+from hss_inspect.conditions.solver import hss_input, oracle_answer
+from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.settings import (
@@ -285,4 +286,5 @@ def hss_judge_audit(
         sample_tasks=sample_tasks,
         judge_retries=judge_retries,
         perturber_retries=perturber_retries,
+        version=(comparability_version(), task_version()),
     )

@@ -29,7 +29,6 @@ from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
 from hss_inspect.data.rows import Criterion
 from hss_inspect.grading.judge import render_criteria
 
-PERTURBER_ROLE = "perturber"
 _ONLY_FENCED_BLOCK = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n\s*```\Z", re.DOTALL)
 
 

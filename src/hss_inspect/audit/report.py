@@ -28,7 +28,7 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
-from hss_inspect.grading.judge import table_cell
+from hss_inspect.core.markdown import table_lines
 from hss_inspect.report.records import LogError, read_samples
 
 AUDIT_SCORER = "judge_audit"
@@ -206,13 +206,9 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def _row(cells: Sequence[object]) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def _table(first: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     titles = [*first, "variants", "skipped", "grading failures", *RATE_TITLES.values()]
-    return [_row(titles), _row(["---"] * len(titles)), *(_row(r) for r in rows)]
+    return table_lines(titles, rows)
 
 
 def _tally_cells(tally: Tally) -> list[object]:
@@ -253,25 +249,22 @@ def _criterion_lines(rows: Sequence[CriterionRow], limit: int) -> list[str]:
     wrong = [row for row in rows if row.wrong_kinds]
     if not wrong:
         return []
+    header = ["task", "criterion", RATE_TITLES["fp_crit"], RATE_TITLES["ff_crit"], "on kinds"]
+    cells = [
+        [
+            row.task_id,
+            f"{row.criterion}: {row.title}",
+            rate_cell(rates_of(row.tally).get("fp_crit")),
+            rate_cell(rates_of(row.tally).get("ff_crit")),
+            ", ".join(row.wrong_kinds),
+        ]
+        for row in wrong[:limit]
+    ]
     lines = [
         f"### Criteria the judge got wrong ({len(wrong)} of {len(rows)})",
         "",
-        _row(["task", "criterion", RATE_TITLES["fp_crit"], RATE_TITLES["ff_crit"], "on kinds"]),
-        _row(["---"] * 5),
+        *table_lines(header, cells),
     ]
-    for row in wrong[:limit]:
-        rates = rates_of(row.tally)
-        lines.append(
-            _row(
-                [
-                    row.task_id,
-                    f"{table_cell(row.criterion)}: {table_cell(row.title)}",
-                    rate_cell(rates.get("fp_crit")),
-                    rate_cell(rates.get("ff_crit")),
-                    ", ".join(row.wrong_kinds),
-                ]
-            )
-        )
     if len(wrong) > limit:
         lines += ["", f"({len(wrong) - limit} more in the JSON report.)"]
     return lines
@@ -280,18 +273,21 @@ def _criterion_lines(rows: Sequence[CriterionRow], limit: int) -> list[str]:
 def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
     if not wrong:
         return ["No criterion verdict contradicts construction."]
+    cells = [
+        [
+            w.task_id,
+            w.kind,
+            f"{w.criterion}: {w.title}",
+            *(("met", "not met") if w.built_met else ("not met", "met")),
+            w.justification,
+        ]
+        for w in wrong[:limit]
+    ]
     lines = [
         f"### Criterion verdicts that contradict construction ({len(wrong)})",
         "",
-        _row(["task", "kind", "criterion", "built", "judge", "justification"]),
-        _row(["---"] * 6),
+        *table_lines(["task", "kind", "criterion", "built", "judge", "justification"], cells),
     ]
-    for w in wrong[:limit]:
-        built, judged = ("met", "not met") if w.built_met else ("not met", "met")
-        criterion = f"{table_cell(w.criterion)}: {table_cell(w.title)}"
-        lines.append(
-            _row([w.task_id, w.kind, criterion, built, judged, table_cell(w.justification)])
-        )
     if len(wrong) > limit:
         lines += ["", f"({len(wrong) - limit} more in the log's scores.)"]
     return lines
@@ -377,17 +373,15 @@ def side_by_side_markdown(first: AuditRun, second: AuditRun) -> str:
         "",
     ]
     titles = ["kind", "variants", *RATE_TITLES.values(), "only A right", "only B right"]
-    lines += [_row(titles), _row(["---"] * len(titles))]
+    body = []
     for row in paired_rows(pairs):
         a, b = rates_of(row.first), rates_of(row.second)
         cells = [
             f"{_pct(a[n].value)} → {_pct(b[n].value)}" if n in a and n in b else "–" for n in RATES
         ]
         kind = "**all**" if row.kind == "all" else row.kind
-        lines.append(
-            _row([kind, row.variants, *cells, row.only_first_right, row.only_second_right])
-        )
-    return "\n".join(lines)
+        body.append([kind, row.variants, *cells, row.only_first_right, row.only_second_right])
+    return "\n".join(lines + table_lines(titles, body))
 
 
 # ---- output --------------------------------------------------------------------------

@@ -33,16 +33,12 @@ from hss_inspect.audit.tally import (
     tally_of,
     total,
 )
+from hss_inspect.core.markdown import table
+from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
 from hss_inspect.data.rows import Criterion
-from hss_inspect.grading.judge import Verdict, criterion_outcomes, judge_prompts, table_cell
-from hss_inspect.grading.scorer import (
-    GRADER_ROLE,
-    criteria_of,
-    judge_metadata,
-    require_grader,
-    run_judge,
-)
+from hss_inspect.grading.judge import Verdict, criterion_outcomes, judge_prompts
+from hss_inspect.grading.scorer import criteria_of, judge_metadata, run_judge
 
 
 @metric(name="audit")
@@ -140,20 +136,15 @@ def audit_table(
     criteria: list[Criterion], expected: dict[str, bool], outcomes: list[Verdict]
 ) -> str:
     """Markdown: each criterion's known verdict beside the judge's, errors named."""
-    lines = [
-        "| id | criterion | known | judge | error | justification |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for criterion, verdict in zip(criteria, outcomes, strict=True):
         known = expected[criterion.id]
         error = (
             "" if known == verdict.met else ("**false pass**" if verdict.met else "**false fail**")
         )
-        lines.append(
-            f"| {table_cell(criterion.id)} | {table_cell(criterion.title)} | {_met(known)} "
-            f"| {_met(verdict.met)} | {error} | {table_cell(verdict.justification)} |"
-        )
-    return "\n".join(lines)
+        verdicts = [_met(known), _met(verdict.met), error]
+        rows.append([criterion.id, criterion.title, *verdicts, verdict.justification])
+    return table(["id", "criterion", "known", "judge", "error", "justification"], rows)
 
 
 def _met(value: bool) -> str:

@@ -10,30 +10,31 @@ from inspect_ai.model import (
     ChatMessageUser,
     ModelOutput,
     get_model,
-    model_roles,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from hss_inspect.audit.cache import VariantKey, cached_perturbation
 from hss_inspect.audit.kinds import KIND_BY_NAME, Maker, expected_verdicts
-from hss_inspect.audit.perturber import PERTURBER_ROLE, Perturbation, perturb, perturber_prompts
+from hss_inspect.audit.perturber import Perturbation, perturb, perturber_prompts
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
 from hss_inspect.conditions import prompt
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core.roles import PERTURBER_ROLE, require_grader, require_role
 from hss_inspect.core.settings import DEFAULT_PERTURBER_RETRIES
-from hss_inspect.grading.scorer import criteria_of, require_grader
+from hss_inspect.grading.scorer import criteria_of
 
 AUDIT_MODEL_NAME = "hss_judge_audit"
 
 
 def require_perturber(task_id: str, kind: str) -> None:
-    if model_roles().get(PERTURBER_ROLE) is None:
-        raise SetupError(
+    require_role(
+        PERTURBER_ROLE,
+        (
             f"hss_judge_audit: task {task_id}, kind {kind}: this variant is written by a model "
             f"bound to the role '{PERTURBER_ROLE}', and none is. Add --model-role "
             f"{PERTURBER_ROLE}=<provider/model>, or choose only rule-made kinds with "
             "-T kinds=reference,injection,vague."
-        )
+        ),
+    )
 
 
 @solver

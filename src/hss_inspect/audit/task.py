@@ -16,7 +16,6 @@ from hss_inspect.core import options as opt
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import OptionList, TaskRow, as_list
 from hss_inspect.grading.judge import judge_prompts
-from hss_inspect.versioning import comparability_version, task_version
 
 
 def build_audit_task(
@@ -28,8 +27,10 @@ def build_audit_task(
     sample_tasks: Any,
     judge_retries: Any,
     perturber_retries: Any,
+    version: tuple[int, str],
 ) -> Task:
-    """The audit of the selected rows (the task function has checked the shared options)."""
+    """The audit of the selected rows (the task function has checked the shared options);
+    `version` is the task version's N and its full `N-X` label."""
     chosen_kinds = resolve_kinds(as_list(kinds))
     count = opt.optional_whole_number("sample_tasks", sample_tasks, 1)
     retries = opt.whole_number("judge_retries", judge_retries, 0)
@@ -41,9 +42,9 @@ def build_audit_task(
         solver=audit_answer(perturber_retries=re_asks),
         scorer=judge_audit(retries=retries),
         epochs=Epochs(1, audit_sum()),
-        version=comparability_version(),
+        version=version[0],
         metadata={
-            "hss_task_version": task_version(),
+            "hss_task_version": version[1],
             "hss_condition": AUDIT_CONDITION,
             "hss_dataset": release.description,
             "hss_dataset_requested": requested,

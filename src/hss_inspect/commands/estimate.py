@@ -111,7 +111,7 @@ def estimate_request(rules: ProviderRules, record: dict[str, Any], task_id: str)
 async def _estimate_rows(
     release: Any, rows: list[TaskRow], media: MediaSettings, model: str
 ) -> list[RequestEstimate]:
-    from hss_inspect.conditions.solver import user_turn_for
+    from hss_inspect.conditions.turn import user_turn_for
 
     rules = provider_rules(model)
     estimates = []

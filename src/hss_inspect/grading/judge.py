@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hss_inspect.core.config import PromptSet, prompt_set
+from hss_inspect.core.markdown import table
 from hss_inspect.data.rows import Criterion
 
 _FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.DOTALL)
@@ -204,16 +205,8 @@ def pass_and_rubric(
 
 def verdict_table(criteria: Sequence[Criterion], outcomes: Sequence[Verdict]) -> str:
     """A markdown table of the verdicts, for the Scoring tab of `inspect view`."""
-    lines = ["| id | criterion | verdict | justification |", "|---|---|---|---|"]
-    for criterion, verdict in zip(criteria, outcomes, strict=True):
-        mark = "met" if verdict.met else "**not met**"
-        lines.append(
-            f"| {table_cell(criterion.id)} | {table_cell(criterion.title)} | {mark} "
-            f"| {table_cell(verdict.justification)} |"
-        )
-    return "\n".join(lines)
-
-
-def table_cell(text: str) -> str:
-    """Text made safe for one cell of a markdown table."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    rows = [
+        [c.id, c.title, "met" if v.met else "**not met**", v.justification]
+        for c, v in zip(criteria, outcomes, strict=True)
+    ]
+    return table(["id", "criterion", "verdict", "justification"], rows)

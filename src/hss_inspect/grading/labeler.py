@@ -26,12 +26,12 @@ from inspect_ai.model import (
     ChatMessageUser,
     Model,
     get_model,
-    model_roles,
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.roles import LABELER_ROLE, NO_LABELER_MESSAGE, require_role
 from hss_inspect.grading.causes import (
     FAMILIES,
     NO_ANSWER_FAMILY,
@@ -46,15 +46,10 @@ from hss_inspect.grading.causes import (
 )
 from hss_inspect.grading.judge import UnreadableReply
 
-LABELER_ROLE = "labeler"
 RUBRIC_SCORER = "rubric_judge"
 UNLABELLED = "unlabelled"
 DEFAULT_LABELER_RETRIES = 2
 ALL_FAMILIES: tuple[str, ...] = (*FAMILIES, NO_ANSWER_FAMILY)
-NO_LABELER_MESSAGE = (
-    f"The failure-cause labeller needs a model bound to the role '{LABELER_ROLE}'. Add "
-    f"--model-role {LABELER_ROLE}=<provider/model> (the paper labelled with Claude Opus 5)."
-)
 NO_RUBRIC_MESSAGE = (
     "failure_cause labels attempts the rubric judge failed, and this sample has no "
     "rubric_judge score. Run it after the judge (-T labeler=true), or on a graded log "
@@ -108,8 +103,7 @@ def failure_cause(
     causes, prompts = taxonomy(), labeler_prompts()
 
     async def score(state: TaskState, target: Target) -> Score | None:
-        if model_roles().get(LABELER_ROLE) is None:
-            raise SetupError(NO_LABELER_MESSAGE)
+        require_role(LABELER_ROLE, NO_LABELER_MESSAGE)
         if first_attempt_only and state.epoch != 1:
             return None
         if not graded_failure(rubric_value(state)):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES, domain_label, subdomain_label
+from hss_inspect.core.values import finite_number
 
 BOOTSTRAP_SEED = 2610_08966
 BOOTSTRAP_RESAMPLES = 10_000
@@ -132,27 +132,19 @@ def _mean(values: Sequence[float]) -> float:
 # ---- Inspect adapters -------------------------------------------------------------
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and not math.isnan(value):
-        return float(value)
-    return None
-
-
 def outcome_of(sample_score: SampleScore) -> TaskOutcome:
     """A sample's reduced score as a TaskOutcome, whatever reducer produced it."""
     value = sample_score.score.value
     values = value if isinstance(value, dict) else {}
     sample_meta = sample_score.sample_metadata or {}
-    pass_, rubric = _number(values.get(PASS)), _number(values.get(RUBRIC))
+    pass_, rubric = finite_number(values.get(PASS)), finite_number(values.get(RUBRIC))
     graded = pass_ is not None and rubric is not None
     return TaskOutcome(
         pass_=pass_ if graded else None,
         rubric=rubric if graded else None,
-        no_answer=_number(values.get(NO_ANSWER)) or 0.0,
-        grading_failure=_number(values.get(GRADING_FAILURE)) or 0.0,
-        model_error=_number(values.get(MODEL_ERROR)) or 0.0,
+        no_answer=finite_number(values.get(NO_ANSWER)) or 0.0,
+        grading_failure=finite_number(values.get(GRADING_FAILURE)) or 0.0,
+        model_error=finite_number(values.get(MODEL_ERROR)) or 0.0,
         media_type=str(sample_meta.get("media_type", "")),
         domain=str(sample_meta.get("domain", "")),
         subdomain=str(sample_meta.get("subdomain", "")),

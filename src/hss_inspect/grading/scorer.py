@@ -13,12 +13,11 @@ from inspect_ai.model import (
     ChatMessageUser,
     Model,
     get_model,
-    model_roles,
 )
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
 from hss_inspect.data.rows import Criterion
 from hss_inspect.grading.judge import (
@@ -34,20 +33,6 @@ from hss_inspect.grading.judge import (
     verdict_table,
 )
 from hss_inspect.grading.metrics import attempt_value, hss_metrics
-
-GRADER_ROLE = "grader"
-NO_GRADER_MESSAGE = (
-    "HSS grades every answer with a judge model, and no model is bound to the role "
-    f"'{GRADER_ROLE}'. Add --model-role {GRADER_ROLE}=<provider/model> to the command "
-    "(the paper's primary judge is Claude Opus 5 at high reasoning effort). To let the "
-    "model under evaluation grade itself, bind it explicitly to that role."
-)
-
-
-def require_grader() -> None:
-    """Refuse to run without a judge, rather than silently grading with the model under test."""
-    if model_roles().get(GRADER_ROLE) is None:
-        raise SetupError(NO_GRADER_MESSAGE)
 
 
 def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:

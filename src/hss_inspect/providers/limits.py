@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any, Literal
 
 from hss_inspect.core.config import load_yaml
-from hss_inspect.core.settings import DEFAULT_MEDIA, MediaSettings
+from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 Counted = Literal["raw", "base64"]
 
@@ -291,6 +291,17 @@ def applied_limits(media: MediaSettings, model_name: str) -> AppliedLimits:
         clamps=tuple(clamps),
         docs=rules.docs,
     )
+
+
+def frame_settings_for(media: MediaSettings, limits: AppliedLimits) -> FrameSettings:
+    """The task's frame settings under the model's image cap and side limits."""
+    frames = media.frames
+    cap = limits.max_images
+    count = min(frames.max_frames, cap) if cap is not None else frames.max_frames
+    side = limits.frame_side_for(count, frames.frame_side)
+    if cap == frames.max_images and side == frames.frame_side:
+        return frames
+    return FrameSettings(**{**frames.as_dict(), "max_images": cap, "frame_side": side})
 
 
 def clamp_warnings(limits: AppliedLimits) -> list[str]:

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from hss_inspect.core.markdown import table
 from hss_inspect.grading.causes import FAMILIES, NO_ANSWER_FAMILY, Taxonomy
 from hss_inspect.grading.labeler import UNLABELLED
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
-def _signed(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:+.1f}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+from hss_inspect.report.numbers import percent, signed_percent
 
 
 def _counts_line(shares: dict[str, Any]) -> str:
@@ -35,22 +23,22 @@ def shares_table(shares: dict[str, Any], causes: Taxonomy) -> str:
     for cause in causes.all:
         found = shares["causes"].get(cause.id)
         if found:
-            rows.append([cause.family, cause.name, str(found["count"]), _pct(found["share"])])
+            rows.append([cause.family, cause.name, str(found["count"]), percent(found["share"])])
     for family in (*FAMILIES, NO_ANSWER_FAMILY):
         found = shares["families"].get(family)
         if found:
-            rows.append([f"**{family}**", "all", str(found["count"]), _pct(found["share"])])
-    return _table(["family", "cause", "n", "share %"], rows)
+            rows.append([f"**{family}**", "all", str(found["count"]), percent(found["share"])])
+    return table(["family", "cause", "n", "share %"], rows)
 
 
 def grouped_table(groups: dict[str, dict[str, Any]], causes: Taxonomy) -> str:
     """Groups as rows, causes as columns (share % of the group's labelled failures)."""
     used = [c for c in causes.all if any(c.id in g["causes"] for g in groups.values())]
     rows = [
-        [name, str(g["labelled"]), *(_pct(g["causes"].get(c.id, {}).get("share")) for c in used)]
+        [name, str(g["labelled"]), *(percent(g["causes"].get(c.id, {}).get("share")) for c in used)]
         for name, g in groups.items()
     ]
-    return _table(["group", "labelled", *(c.id for c in used)], rows)
+    return table(["group", "labelled", *(c.id for c in used)], rows)
 
 
 def consensus_lines(consensus: dict[str, Any]) -> str:
@@ -59,10 +47,10 @@ def consensus_lines(consensus: dict[str, Any]) -> str:
         return f"No task is failed by {consensus['min_models']} or more labelled models."
     return (
         f"On {n} task(s) failed by {consensus['min_models']} or more models: a median "
-        f"{_pct(consensus['median_same_cause'])}% of them fail for the same cause "
-        f"({_pct(consensus['median_same_family'])}% for the same family); on "
-        f"{_pct(consensus['all_same_cause'])}% of these tasks every failure has one cause "
-        f"({_pct(consensus['all_same_family'])}% one family)."
+        f"{percent(consensus['median_same_cause'])}% of them fail for the same cause "
+        f"({percent(consensus['median_same_family'])}% for the same family); on "
+        f"{percent(consensus['all_same_cause'])}% of these tasks every failure has one cause "
+        f"({percent(consensus['all_same_family'])}% one family)."
     )
 
 
@@ -71,12 +59,18 @@ def agentic_section(agentic: dict[str, Any], causes: Taxonomy) -> list[str]:
         return ["No agentic log has a single-call log of the same model and judge beside it."]
     names = {c.id: c.name for c in causes.all} | {UNLABELLED: UNLABELLED, "all": "**all**"}
     cause_rows = [
-        [names[c], str(r["before"]), str(r["after"]), _pct(r["fixed_share"])]
+        [names[c], str(r["before"]), str(r["after"]), percent(r["fixed_share"])]
         for c, r in agentic["causes"].items()
     ]
     passes = agentic["pass"]
     sub_rows = [
-        [name, str(s["n_tasks"]), _pct(s["a_pass"]), _pct(s["b_pass"]), _signed(s["delta"])]
+        [
+            name,
+            str(s["n_tasks"]),
+            percent(s["a_pass"]),
+            percent(s["b_pass"]),
+            signed_percent(s["delta"]),
+        ]
         for name, s in agentic["by_subdomain"].items()
     ]
     cost_rows = [
@@ -85,22 +79,22 @@ def agentic_section(agentic: dict[str, Any], causes: Taxonomy) -> list[str]:
     ]
     return [
         f"{len(agentic['pairs'])} model pair(s), {agentic['paired_attempts']} paired first "
-        f"attempts. pass@1 single-call {_pct(passes['a_pass'])}%, agentic "
-        f"{_pct(passes['b_pass'])}% ({_signed(passes['delta'])} points); fixed "
+        f"attempts. pass@1 single-call {percent(passes['a_pass'])}%, agentic "
+        f"{percent(passes['b_pass'])}% ({signed_percent(passes['delta'])} points); fixed "
         f"{passes['b_only']}, broken {passes['a_only']}; McNemar exact p = "
         f"{passes['mcnemar_p']:.3g}.",
         "",
         "### Failures per cause, single-call → agentic (Table 7)",
         "",
-        _table(["cause", "single-call", "agentic", "fixed %"], cause_rows),
+        table(["cause", "single-call", "agentic", "fixed %"], cause_rows),
         "",
         "### pass@1 by subdomain (Table 8)",
         "",
-        _table(["subdomain", "n", "single-call %", "agentic %", "Δ"], sub_rows),
+        table(["subdomain", "n", "single-call %", "agentic %", "Δ"], sub_rows),
         "",
         "### Agent cost (Table 2)",
         "",
-        _table(["agentic attempts", "n", "median steps", "mean thinking tokens"], cost_rows),
+        table(["agentic attempts", "n", "median steps", "mean thinking tokens"], cost_rows),
     ]
 
 

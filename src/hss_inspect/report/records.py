@@ -1,4 +1,4 @@
-"""Inspect logs as plain per-attempt records: the one place this package reads logs.
+"""Inspect logs as plain per-attempt records: the report's one reader of logs.
 
 A record is one attempt (sample x epoch) as graded by one rubric scorer. A log re-graded
 with `inspect score --action append` holds several rubric scorers, each with its own
@@ -12,8 +12,8 @@ so scorers added beside the judge (failure-cause labels, audits) are skipped her
 
 from __future__ import annotations
 
+import logging
 import math
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +31,10 @@ from inspect_ai.log import (
     read_eval_log_samples,
 )
 from inspect_ai.scorer import Score
+
+from hss_inspect.core.values import finite_number
+
+logger = logging.getLogger(__name__)
 
 LOG_SUFFIXES = (".eval", ".json")
 # Parts of a sample the report never needs; skipping them keeps images out of memory.
@@ -140,7 +144,7 @@ def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptR
     """Every current log under `paths`: their headers and all their attempt records.
 
     A log superseded by `inspect eval-retry` (same task id, an earlier eval) is skipped,
-    with a note on stderr, so a folder holding both counts each task once.
+    with a warning, so a folder holding both counts each task once.
     """
     headers = {path: read_eval_log(path, header_only=True) for path in find_logs(paths)}
     current = current_logs(
@@ -148,10 +152,10 @@ def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptR
     )
     skipped = [p for p in headers if p not in current]
     if skipped:
-        print(
-            f"hss-inspect: left out {len(skipped)} log(s) superseded by a later retry of the "
-            "same task: " + ", ".join(skipped),
-            file=sys.stderr,
+        logger.warning(
+            "left out %d log(s) superseded by a later retry of the same task: %s",
+            len(skipped),
+            ", ".join(skipped),
         )
     infos: list[LogInfo] = []
     records: list[AttemptRecord] = []
@@ -311,7 +315,7 @@ def _record(
 ) -> AttemptRecord:
     value = score.value if isinstance(score.value, dict) else {}
     score_meta = score.metadata or {}
-    pass_, rubric = _number(value.get("pass")), _number(value.get("rubric"))
+    pass_, rubric = finite_number(value.get("pass")), finite_number(value.get("rubric"))
     grading_failure = _flag(value, score_meta, "grading_failure")
     # Only the five-key value says "left out for a provider error": before it, an error
     # was scored as a zero with the message in metadata, and the log's metric counted it.
@@ -390,12 +394,6 @@ def _usage(
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or _is_nan(value):
-        return None
-    return float(value)
 
 
 def _is_nan(value: Any) -> bool:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hss_inspect.core.markdown import table
+from hss_inspect.report.numbers import percent, points, signed_percent, signed_points
 from hss_inspect.report.paper import PublishedRow
 from hss_inspect.report.sweep import Sweep
 from hss_inspect.report.tables import GROUP_COLUMNS, SUBDOMAIN_LABELS, Difficulty
@@ -98,9 +100,9 @@ def _cells(rows: Sequence[DisplayRow], mark: Mark, escape: Callable[[str], str])
     for i, row in enumerate(rows):
         rates = []
         for column in RATE_COLUMNS:
-            text = _fmt(row.values.get(column))
+            text = points(row.values.get(column))
             if column == "pass_at_1" and row.values.get("ci95") is not None:
-                text += f" ± {_fmt(row.values['ci95'])}"
+                text += f" ± {points(row.values['ci95'])}"
             place = marks[column].get(i)
             rates.append(mark(text, place) if place else text)
         label = escape(row.label) + (" (published)" if row.source == "paper" else "")
@@ -116,21 +118,11 @@ def _cells(rows: Sequence[DisplayRow], mark: Mark, escape: Callable[[str], str])
     return table
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.1f}"
-
-
 def _tokens(value: Any) -> str:
     return "n/r" if value is None else f"{float(value):,.0f}"
 
 
 # ---- Markdown -------------------------------------------------------------------------
-
-
-def _md_table(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    return "\n".join(lines)
 
 
 def _md_mark(text: str, place: str) -> str:
@@ -145,14 +137,14 @@ def markdown_report(
     parts = [
         "## Leaderboard (pass@1, %)",
         "",
-        _md_table(TABLE1_HEADER, _cells(rows, _md_mark, lambda s: s.replace("|", "\\|"))),
+        table(TABLE1_HEADER, _cells(rows, _md_mark, str)),
         "",
         "Best model value in bold, second underlined; ± is the 95% bootstrap half-width over "
         "tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported).",
         "",
         "## By subdomain (pass@1, %)",
         "",
-        _md_table(*subdomain_cells(subdomains)),
+        table(*subdomain_cells(subdomains)),
         "",
         "## Item difficulty",
         "",
@@ -164,7 +156,7 @@ def markdown_report(
 def subdomain_cells(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["subdomain", *(_label(r) for r in rows)]
     body = [
-        [label, *(_fmt(_percent(r["subdomains"].get(label))) for r in rows)]
+        [label, *(percent(r["subdomains"].get(label)) for r in rows)]
         for label in SUBDOMAIN_LABELS
         if any(label in r["subdomains"] for r in rows)
     ]
@@ -331,17 +323,13 @@ def sweep_markdown(sweep: Sweep) -> str:
         [
             row.model,
             row.group,
-            *(_fmt(_percent(row.values[level])) for level in sweep.levels),
-            _signed(_percent(row.delta)),
+            *(percent(row.values[level]) for level in sweep.levels),
+            signed_percent(row.delta),
         ]
         for row in sweep.rows
     ]
     title = "reasoning effort" if sweep.kind == "effort" else "frame budget"
-    return f"## Sweep over {title} (pass@1, %)\n\n{_md_table(header, body)}\n"
-
-
-def _signed(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.1f}"
+    return f"## Sweep over {title} (pass@1, %)\n\n{table(header, body)}\n"
 
 
 def agreement_markdown(alignment: dict[str, Any]) -> str:
@@ -349,10 +337,10 @@ def agreement_markdown(alignment: dict[str, Any]) -> str:
         [
             p["a"],
             p["b"],
-            _fmt(_percent(p["criterion_agreement"])),
+            percent(p["criterion_agreement"]),
             _kappa(p["criterion_kappa"]),
             str(p["n_criteria"]),
-            _fmt(_percent(p["item_agreement"])),
+            percent(p["item_agreement"]),
             _kappa(p["item_kappa"]),
             str(p["n_items"]),
         ]
@@ -362,22 +350,22 @@ def agreement_markdown(alignment: dict[str, Any]) -> str:
     header += ["item agr. %", "item κ", "items"]
     judges = alignment["judges"]
     scores = [
-        [model, *(_fmt(per_judge.get(j)) for j in judges)]
+        [model, *(points(per_judge.get(j)) for j in judges)]
         for model, per_judge in sorted(alignment["model_scores"].items())
     ]
-    lenient = [[j, _signed(alignment["leniency"][j])] for j in judges]
+    lenient = [[j, signed_points(alignment["leniency"][j])] for j in judges]
     parts = [
         "## Judge agreement",
         "",
-        _md_table(header, pairs),
+        table(header, pairs),
         "",
         "## pass@1 (%) by judge",
         "",
-        _md_table(["model", *judges], scores),
+        table(["model", *judges], scores),
         "",
         "## Leniency (points above the mean of the other judges)",
         "",
-        _md_table(["judge", "leniency"], lenient),
+        table(["judge", "leniency"], lenient),
     ]
     if alignment["correlations"]:
         corr = [
@@ -385,13 +373,14 @@ def agreement_markdown(alignment: dict[str, Any]) -> str:
             for c in alignment["correlations"]
         ]
         parts += ["", "## Correlation of per-model scores", ""]
-        parts.append(_md_table(["judge A", "judge B", "models", "Spearman ρ", "Pearson r"], corr))
+        parts.append(table(["judge A", "judge B", "models", "Spearman ρ", "Pearson r"], corr))
     if alignment["self_preference"]:
         own = [
-            [s["judge"], s["model"], _signed(s["residual"])] for s in alignment["self_preference"]
+            [s["judge"], s["model"], signed_points(s["residual"])]
+            for s in alignment["self_preference"]
         ]
         parts += ["", "## Same-vendor residuals (points, after leniency)", ""]
-        parts.append(_md_table(["judge", "model", "residual"], own))
+        parts.append(table(["judge", "model", "residual"], own))
     return "\n".join(parts) + "\n"
 
 
@@ -406,9 +395,9 @@ def compare_markdown(result: dict[str, Any]) -> str:
         return [
             name,
             str(s["n_tasks"]),
-            _fmt(_percent(s["a_pass"])),
-            _fmt(_percent(s["b_pass"])),
-            _signed(_percent(s["delta"])),
+            percent(s["a_pass"]),
+            percent(s["b_pass"]),
+            signed_percent(s["delta"]),
             str(s["a_only"]),
             str(s["b_only"]),
             f"{s['mcnemar_p']:.3g}",
@@ -419,6 +408,6 @@ def compare_markdown(result: dict[str, Any]) -> str:
     body += [line(name, s) for name, s in result["by_subdomain"].items()]
     return (
         f"## Paired comparison, first attempts\n\nA: {result['a']} ({result['a_log']})  \n"
-        f"B: {result['b']} ({result['b_log']})\n\n{_md_table(header, body)}\n\n"
+        f"B: {result['b']} ({result['b_log']})\n\n{table(header, body)}\n\n"
         f"{result['unpaired_tasks']} shared task(s) left out: first attempt not graded.\n"
     )

@@ -33,12 +33,13 @@ from inspect_ai.tool import Tool
 
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
-from hss_inspect.conditions.agentic.views import ShownFrame, decode_data_uri, image_size
+from hss_inspect.conditions.agentic.views import ShownFrame, image_size
 from hss_inspect.conditions.answer import ModelErrors, check_refusal, record_model_error
-from hss_inspect.conditions.solver import frame_settings_for, local_media
+from hss_inspect.conditions.turn import local_media
 from hss_inspect.core.settings import AgentSettings, MediaSettings
 from hss_inspect.data.release import Release
-from hss_inspect.providers.limits import applied_limits
+from hss_inspect.media.uri import decode_data_uri
+from hss_inspect.providers.limits import applied_limits, frame_settings_for
 
 # Room kept in each request for the conversation's own text (replies, tool arguments,
 # notes and errors) beside the media: far more than 30 steps of it.

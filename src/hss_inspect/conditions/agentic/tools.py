@@ -31,12 +31,12 @@ from hss_inspect.conditions.agentic.views import (
     side_by_side,
     source_box,
 )
-from hss_inspect.conditions.solver import data_uri
 from hss_inspect.core.settings import AgentSettings, FrameSettings
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.image import upright_image
 from hss_inspect.media.plan import FramePlan, format_seconds, plan_window
+from hss_inspect.media.uri import data_uri
 from hss_inspect.media.video import SampledVideo
 from hss_inspect.providers.limits import PART_OVERHEAD_BYTES
 

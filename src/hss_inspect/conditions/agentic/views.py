@@ -8,7 +8,6 @@ image, or the source video frame at its own resolution), scaled by the same fact
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -141,11 +140,6 @@ def side_by_side(left: Image.Image, right: Image.Image, gap: int = 8) -> Image.I
 def image_size(data: bytes) -> tuple[int, int]:
     with Image.open(io.BytesIO(data)) as opened:
         return opened.size
-
-
-def decode_data_uri(uri: str) -> bytes:
-    _, _, payload = uri.partition(",")
-    return base64.b64decode(payload)
 
 
 def jpeg_of(image: Image.Image, quality: int) -> bytes:

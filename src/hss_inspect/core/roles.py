@@ -1,0 +1,38 @@
+"""The model roles HSS uses besides the model under evaluation, and the checks that a role a
+run needs is bound (Inspect would otherwise fall back to the model under evaluation)."""
+
+from __future__ import annotations
+
+from inspect_ai.model import model_roles
+
+from hss_inspect.core.errors import SetupError
+
+GRADER_ROLE = "grader"
+LABELER_ROLE = "labeler"
+PERTURBER_ROLE = "perturber"
+
+NO_GRADER_MESSAGE = (
+    "HSS grades every answer with a judge model, and no model is bound to the role "
+    f"'{GRADER_ROLE}'. Add --model-role {GRADER_ROLE}=<provider/model> to the command "
+    "(the paper's primary judge is Claude Opus 5 at high reasoning effort). To let the "
+    "model under evaluation grade itself, bind it explicitly to that role."
+)
+NO_LABELER_MESSAGE = (
+    f"The failure-cause labeller needs a model bound to the role '{LABELER_ROLE}'. Add "
+    f"--model-role {LABELER_ROLE}=<provider/model> (the paper labelled with Claude Opus 5)."
+)
+
+
+def role_bound(role: str) -> bool:
+    return model_roles().get(role) is not None
+
+
+def require_role(role: str, message: str) -> None:
+    """Refuse to go on without `role`: the message names the role and how to bind it."""
+    if not role_bound(role):
+        raise SetupError(message)
+
+
+def require_grader() -> None:
+    """Refuse to run without a judge, rather than silently grading with the model under test."""
+    require_role(GRADER_ROLE, NO_GRADER_MESSAGE)
