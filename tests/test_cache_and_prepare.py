@@ -245,6 +245,7 @@ def test_prepare_time_limit_fails_each_file_with_the_reason(
 ) -> None:
     release = _release_with_clips(tmp_path / "release", 2)
     status = cli_main(["prepare", "--dataset", str(release), "--jobs", "1", "--timeout", "1e-9"])
-    out = capsys.readouterr().out
-    assert status == 1 and "2 failure(s)" in out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == 1 and "2 failure(s)" in out, captured.err
     assert "FAILED clip-0 (media/clip_0.mp4)" in out and "1e-09 s media time limit" in out

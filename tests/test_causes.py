@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -91,9 +92,19 @@ def test_only_graded_failures_are_labelled(value: dict[str, float], failed: bool
     assert graded_failure(value) is failed
 
 
-def test_a_missing_labeller_role_is_a_setup_error() -> None:
-    # Printed by Inspect as one line (tests/test_errors.py pins the class it builds on).
-    from hss_inspect.core.errors import SetupError
-    from hss_inspect.grading import labeler
+def test_a_missing_labeller_role_fails_the_eval_with_the_remedy(tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
 
-    assert labeler.SetupError is SetupError
+    from hss_inspect.task import hss_demo
+
+    (log,) = inspect_eval(
+        hss_demo(labeler=True),
+        model="hss/scripted",
+        model_roles={"grader": "hss/scripted"},
+        limit=1,
+        epochs=1,
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "error" and log.error is not None
+    assert "--model-role labeler=" in log.error.message

@@ -10,7 +10,6 @@ import pytest
 import yaml
 from inspect_ai.model import ModelOutput
 
-from hss_inspect.commands.estimate import anthropic_tokens, gemini_tokens, openai_patch_tokens
 from hss_inspect.conditions.answer import looks_like_size_refusal, refusal_in_output
 from hss_inspect.core.config import data_dir
 from hss_inspect.core.settings import FrameSettings, MediaSettings
@@ -22,6 +21,7 @@ from hss_inspect.providers.limits import (
     provider_rules,
     raw_for_encoded,
 )
+from hss_inspect.providers.tokens import anthropic_tokens, gemini_tokens, openai_patch_tokens
 
 PAPER = MediaSettings()
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from hss_inspect.data.rows import DatasetError, as_list, parse_rows, select_rows
+from hss_inspect.core.options import as_list
+from hss_inspect.data.rows import DatasetError, parse_rows, select_rows
 
 
 def row(**changes: Any) -> dict[str, Any]:

@@ -10,10 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 from inspect_ai import Task
 
 from hss_inspect import task as tasks
-from hss_inspect.versioning import comparability_version, register_entry, task_version
+from hss_inspect.versioning import register_entry
 from tests.support.fixture_repo import TASKS
 from tests.support.runs import INSPECT
 
@@ -57,10 +58,15 @@ def test_presets_are_hss_with_their_own_overridable_defaults(hss_repo: Path) -> 
     assert tasks.hss_oracle(dataset=str(hss_repo)).metadata["hss_condition"] == "oracle"
 
 
-def test_every_task_carries_the_register_version(hss_repo: Path) -> None:
-    made = tasks.hss_video(dataset=str(hss_repo))
-    assert made.version == comparability_version()
-    assert made.metadata["hss_task_version"] == task_version()
+def test_every_task_carries_the_version_written_in_eval_yaml(hss_repo: Path) -> None:
+    written = yaml.safe_load((ROOT / "src/hss_inspect/eval.yaml").read_text(encoding="utf-8"))
+    label = str(written["version"])  # the register's N-X
+    for made in (
+        tasks.hss_video(dataset=str(hss_repo)),
+        tasks.hss_judge_audit(dataset=str(hss_repo), kinds="reference"),
+    ):
+        assert made.version == int(label.split("-")[0])
+        assert made.metadata["hss_task_version"] == label
 
 
 @pytest.mark.slow

@@ -17,33 +17,23 @@ from inspect_ai.solver import Solver
 
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.conditions.agentic.loop import hss_agent
-from hss_inspect.conditions.answer import MODEL_ERRORS, answer
+from hss_inspect.conditions.answer import answer
 from hss_inspect.conditions.solver import hss_input, oracle_answer
 from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.settings import (
-    CONDITIONS,
-    DEFAULT_AGENT,
-    DEFAULT_DATASET,
     DEFAULT_EPOCHS,
-    DEFAULT_FRAMES,
-    DEFAULT_JUDGE_RETRIES,
-    DEFAULT_MEDIA,
-    DEFAULT_PERTURBER_RETRIES,
-    DEFAULT_REVISION,
-    MEDIA_CHOICES,
-    NATIVE_VIDEO_CHOICES,
     AgentSettings,
     FrameSettings,
     MediaSettings,
-    NativeVideo,
 )
 from hss_inspect.data.dataset import build_dataset
 from hss_inspect.data.release import Release, open_release
-from hss_inspect.data.rows import OptionList, TaskRow, as_list, select_rows
+from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
-from hss_inspect.grading.labeler import DEFAULT_LABELER_RETRIES, failure_cause
+from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.providers.limits import applied_limits, clamp_warnings, native_video_refusal
 from hss_inspect.versioning import comparability_version, task_version
@@ -53,82 +43,111 @@ logger = logging.getLogger(__name__)
 
 @task
 def hss(
-    dataset: str = DEFAULT_DATASET,
-    revision: str = DEFAULT_REVISION,
-    media: str = "all",
-    domains: OptionList = None,
-    subdomains: OptionList = None,
-    condition: str = "standard",
-    fps: float = DEFAULT_FRAMES.fps,
-    max_frames: int = DEFAULT_FRAMES.max_frames,
-    frame_side: int = DEFAULT_FRAMES.frame_side,
-    max_images: int | None = DEFAULT_FRAMES.max_images,
-    frame_bytes_budget: int = DEFAULT_MEDIA.frame_bytes_budget,
-    image_max_side: int = DEFAULT_MEDIA.image_max_side,
-    image_max_bytes: int = DEFAULT_MEDIA.image_max_bytes,
-    native_video: str | bool = DEFAULT_MEDIA.native_video,
-    media_timeout: float = DEFAULT_MEDIA.media_timeout,
-    judge_retries: int = DEFAULT_JUDGE_RETRIES,
-    agent_steps: int = DEFAULT_AGENT.max_steps,
-    agent_tokens: int = DEFAULT_AGENT.max_output_tokens,
-    agent_images: int = DEFAULT_AGENT.max_tool_images,
-    agent_window_fps: float = DEFAULT_AGENT.window_fps,
-    agent_window_frames: int = DEFAULT_AGENT.window_max_frames,
-    agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
-    labeler: bool = False,
-    labeler_retries: int = DEFAULT_LABELER_RETRIES,
-    model_errors: str = "omit",
+    dataset: str = DEFAULTS["dataset"],
+    revision: str = DEFAULTS["revision"],
+    media: str = DEFAULTS["media"],
+    domains: OptionList = DEFAULTS["domains"],
+    subdomains: OptionList = DEFAULTS["subdomains"],
+    condition: str = DEFAULTS["condition"],
+    fps: float = DEFAULTS["fps"],
+    max_frames: int = DEFAULTS["max_frames"],
+    frame_side: int = DEFAULTS["frame_side"],
+    max_images: int | None = DEFAULTS["max_images"],
+    frame_bytes_budget: int = DEFAULTS["frame_bytes_budget"],
+    image_max_side: int = DEFAULTS["image_max_side"],
+    image_max_bytes: int = DEFAULTS["image_max_bytes"],
+    native_video: str | bool = DEFAULTS["native_video"],
+    media_timeout: float = DEFAULTS["media_timeout"],
+    judge_retries: int = DEFAULTS["judge_retries"],
+    model_errors: str = DEFAULTS["model_errors"],
+    agent_steps: int = DEFAULTS["agent_steps"],
+    agent_tokens: int = DEFAULTS["agent_tokens"],
+    agent_images: int = DEFAULTS["agent_images"],
+    agent_window_fps: float = DEFAULTS["agent_window_fps"],
+    agent_window_frames: int = DEFAULTS["agent_window_frames"],
+    agent_zoom_side: int = DEFAULTS["agent_zoom_side"],
+    labeler: bool = DEFAULTS["labeler"],
+    labeler_retries: int = DEFAULTS["labeler_retries"],
 ) -> Task:
-    """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
-    condition = opt.choice("condition", condition, CONDITIONS)
-    media = opt.choice("media", media, MEDIA_CHOICES)
-    media_settings = media_settings_from(
-        fps, max_frames, frame_side, max_images, frame_bytes_budget,
-        image_max_side, image_max_bytes, native_video, media_timeout,
-    )  # fmt: skip
-    retries = opt.whole_number("judge_retries", judge_retries, 0)
-    agent = AgentSettings(
-        max_steps=opt.whole_number("agent_steps", agent_steps, 1),
-        max_output_tokens=opt.whole_number("agent_tokens", agent_tokens, 1),
-        max_tool_images=opt.whole_number("agent_images", agent_images, 0),
-        window_fps=opt.positive_number("agent_window_fps", agent_window_fps),
-        window_max_frames=opt.whole_number("agent_window_frames", agent_window_frames, 1),
-        zoom_side=opt.whole_number("agent_zoom_side", agent_zoom_side, 64),
-    )
-    model_errors = opt.choice("model_errors", model_errors, MODEL_ERRORS)
-    provider_limits = check_model_limits(media_settings, condition)
-    release = open_release(dataset, revision)
-    rows = selected_rows(release, media, domains, subdomains)
+    """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge.
+
+    Args:
+        dataset: a hub dataset id; `demo` (the demo set in the package); a local copy of
+            the repo (a folder holding `data/test.jsonl` and the media); or a JSONL file
+        revision: branch, tag or commit of the hub repo; the commit it resolves to is
+            recorded (`hss_dataset_revision`)
+        media: which tasks: `all`, `image` or `video`
+        domains: domains by full name or short label (`temporal`, `physical`, `social`,
+            `abstract`); one value or a comma list
+        subdomains: subdomains by full name or short label; a comma list
+        condition: `standard`, `blind`, `oracle` or `agentic` (the presets set it)
+        fps: frame sampling rate for video
+        max_frames: frame cap; longer clips get a lower rate, never a truncated clip
+        frame_side: longest side of a frame in pixels (never upscaled)
+        max_images: images per request: frames are thinned uniformly, both ends kept;
+            unset, the paper's cap for the model and the provider's documented cap apply
+        frame_bytes_budget: raw bytes of all frames of one request; every frame is shrunk
+            by one factor only when the total would exceed it (lowered where the
+            provider's request limit is)
+        image_max_side: images are sent untouched unless their longest side exceeds
+            this ...
+        image_max_bytes: ... or their size exceeds this; then re-encoded as JPEG (falling
+            quality, then smaller), upright
+        native_video: `auto`: the whole clip where the paper sent it whole and the
+            provider takes video through Inspect, else frames; `true` (refused for a
+            provider that cannot); `false`
+        media_timeout: seconds allowed to prepare one sample's media file; past it the
+            sample fails with an error naming the task, the file and this option
+        judge_retries: re-asks of the judge when its reply cannot be read
+        model_errors: a provider error surviving Inspect's retries: `omit` leaves the
+            attempt out (counted in `model_error_rate`), `fail` fails the sample
+        agent_steps: agentic: model calls per conversation
+        agent_tokens: agentic: output tokens per conversation, as the provider reports
+            them
+        agent_images: agentic: images the tools may return per conversation
+        agent_window_fps: agentic: the `frames` tool's rate when the model names none
+        agent_window_frames: agentic: frames per `frames` call (the rate is lowered to
+            fit)
+        agent_zoom_side: agentic: longest side of a crop as returned
+        labeler: `true` adds the failure-cause labeller after the judge (needs
+            `--model-role labeler=...`)
+        labeler_retries: re-asks of the labeller when its reply names no valid cause
+    """
+    o = opt.checked(locals())
+    media_settings = media_settings_of(o)
+    agent = agent_settings_of(o)
+    provider_limits = check_model_limits(media_settings, o["condition"])
+    release = open_release(o["dataset"], o["revision"])
+    rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
     return Task(
         dataset=build_dataset(release, rows),
-        solver=conditioned_solver(condition, release, media_settings, agent, model_errors),
-        scorer=scorers(
-            retries,
-            opt.choice("labeler", labeler, ("true", "false")) == "true",
-            opt.whole_number("labeler_retries", labeler_retries, 0),
+        solver=conditioned_solver(
+            o["condition"], release, media_settings, agent, o["model_errors"]
         ),
+        scorer=scorers(o["judge_retries"], o["labeler"], o["labeler_retries"]),
         epochs=Epochs(DEFAULT_EPOCHS, "mean"),
         version=comparability_version(),
         metadata={
             "hss_task_version": task_version(),
-            "hss_condition": condition,
+            "hss_condition": o["condition"],
             "hss_dataset": release.description,
-            "hss_dataset_requested": {"dataset": dataset, "revision": revision},
+            "hss_dataset_requested": {"dataset": o["dataset"], "revision": o["revision"]},
             "hss_dataset_revision": release.revision,
-            "hss_dataset_pinned": release.revision is not None and release.revision == revision,
+            "hss_dataset_pinned": release.revision is not None
+            and release.revision == o["revision"],
             "hss_selection": {
-                "media": media,
-                "domains": as_list(domains),
-                "subdomains": as_list(subdomains),
+                "media": o["media"],
+                "domains": o["domains"] or [],
+                "subdomains": o["subdomains"] or [],
                 "tasks": len(rows),
                 "videos": sum(row.media_type == "video" for row in rows),
             },
             "hss_media_settings": media_settings.as_dict(),
             "hss_provider_limits": provider_limits,
-            "hss_model_errors": model_errors,
-            "hss_judge_retries": retries,
+            "hss_model_errors": o["model_errors"],
+            "hss_judge_retries": o["judge_retries"],
             "hss_judge_prompt_sha256": judge_prompts().sha256,
-            **({"hss_agent_settings": agent.as_dict()} if condition == "agentic" else {}),
+            **({"hss_agent_settings": agent.as_dict()} if o["condition"] == "agentic" else {}),
         },
     )
 
@@ -139,37 +158,61 @@ def hss(
 
 @task
 def hss_image(**kwargs: Any) -> Task:
-    """HSS image tasks only: the image column of the paper's Table 1."""
+    """HSS image tasks only: the image column of the paper's Table 1.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"media": "image", **kwargs})
 
 
 @task
 def hss_video(**kwargs: Any) -> Task:
-    """HSS video tasks only: the video column of Table 1 and the frame sweep of App. H."""
+    """HSS video tasks only: the video column of Table 1 and the frame sweep of App. H.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"media": "video", **kwargs})
 
 
 @task
 def hss_blind(**kwargs: Any) -> Task:
-    """The blind control (Sec. 3.1): the question alone, no media, no media note."""
+    """The blind control (Sec. 3.1): the question alone, no media, no media note.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"condition": "blind", **kwargs})
 
 
 @task
 def hss_agentic(**kwargs: Any) -> Task:
-    """The agentic condition (Sec. 3.3, App. D and F): inspection tools, then one answer."""
+    """The agentic condition (Sec. 3.3, App. D and F): inspection tools, then one answer.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"condition": "agentic", **kwargs})
 
 
 @task
 def hss_demo(**kwargs: Any) -> Task:
-    """The eight-task demo set shipped in the package: checks a setup in a minute, offline."""
+    """The eight-task demo set shipped in the package: checks a setup in a minute, offline.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"dataset": "demo", **kwargs})
 
 
 @task
 def hss_oracle(**kwargs: Any) -> Task:
-    """Reference answers graded by the judge (run with --model none): the judge's error bound."""
+    """Reference answers graded by the judge (run with --model none): the judge's error bound.
+
+    Args:
+        **kwargs: any option of `hss`; this preset's own value is only a default.
+    """
     return hss(**{"condition": "oracle", **kwargs})
 
 
@@ -181,35 +224,32 @@ def scorers(judge_retries: int, labeler: bool, labeler_retries: int) -> list[Sco
     return chosen
 
 
-def media_settings_from(
-    fps: Any,
-    max_frames: Any,
-    frame_side: Any,
-    max_images: Any,
-    frame_bytes_budget: Any,
-    image_max_side: Any,
-    image_max_bytes: Any,
-    native_video: Any,
-    media_timeout: Any,
-) -> MediaSettings:
-    """The media options, each checked and named in the error when wrong."""
+def media_settings_of(o: dict[str, Any]) -> MediaSettings:
+    """The media options (already checked) as the settings media preparation obeys."""
     return MediaSettings(
         frames=FrameSettings(
-            fps=opt.positive_number("fps", fps),
-            max_frames=opt.whole_number("max_frames", max_frames, 1),
-            frame_side=opt.whole_number("frame_side", frame_side, 16),
-            max_images=opt.optional_whole_number("max_images", max_images, 1),
+            fps=o["fps"],
+            max_frames=o["max_frames"],
+            frame_side=o["frame_side"],
+            max_images=o["max_images"],
         ),
-        frame_bytes_budget=opt.whole_number("frame_bytes_budget", frame_bytes_budget, 1),
-        image_max_side=opt.whole_number("image_max_side", image_max_side, 16),
-        image_max_bytes=opt.whole_number("image_max_bytes", image_max_bytes, 1),
-        native_video=native_video_option(native_video),
-        media_timeout=opt.positive_number("media_timeout", media_timeout),
+        frame_bytes_budget=o["frame_bytes_budget"],
+        image_max_side=o["image_max_side"],
+        image_max_bytes=o["image_max_bytes"],
+        native_video=o["native_video"],
+        media_timeout=o["media_timeout"],
     )
 
 
-def native_video_option(value: Any) -> NativeVideo:
-    return opt.choice("native_video", value, NATIVE_VIDEO_CHOICES)  # type: ignore[return-value]
+def agent_settings_of(o: dict[str, Any]) -> AgentSettings:
+    return AgentSettings(
+        max_steps=o["agent_steps"],
+        max_output_tokens=o["agent_tokens"],
+        max_tool_images=o["agent_images"],
+        window_fps=o["agent_window_fps"],
+        window_max_frames=o["agent_window_frames"],
+        zoom_side=o["agent_zoom_side"],
+    )
 
 
 def selected_rows(
@@ -264,27 +304,47 @@ def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] |
 
 @task
 def hss_judge_audit(
-    dataset: str = DEFAULT_DATASET,
-    revision: str = DEFAULT_REVISION,
-    media: str = "all",
-    domains: OptionList = None,
-    subdomains: OptionList = None,
-    kinds: OptionList = None,
-    sample_tasks: int | None = None,
-    judge_retries: int = DEFAULT_JUDGE_RETRIES,
-    perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
+    dataset: str = DEFAULTS["dataset"],
+    revision: str = DEFAULTS["revision"],
+    media: str = DEFAULTS["media"],
+    domains: OptionList = DEFAULTS["domains"],
+    subdomains: OptionList = DEFAULTS["subdomains"],
+    kinds: OptionList = DEFAULTS["kinds"],
+    sample_tasks: int | None = DEFAULTS["sample_tasks"],
+    judge_retries: int = DEFAULTS["judge_retries"],
+    perturber_retries: int = DEFAULTS["perturber_retries"],
 ) -> Task:
-    """The judge audit: answers with verdicts known by construction, graded by the `grader`."""
-    media = opt.choice("media", media, MEDIA_CHOICES)
-    release = open_release(dataset, revision)
+    """The judge audit: answers with verdicts known by construction, graded by the `grader`.
+
+    Args:
+        dataset: a hub dataset id; `demo` (the demo set in the package); a local copy of
+            the repo (a folder holding `data/test.jsonl` and the media); or a JSONL file
+        revision: branch, tag or commit of the hub repo; the commit it resolves to is
+            recorded (`hss_dataset_revision`)
+        media: which tasks: `all`, `image` or `video`
+        domains: domains by full name or short label (`temporal`, `physical`, `social`,
+            `abstract`); one value or a comma list
+        subdomains: subdomains by full name or short label; a comma list
+        kinds: judge audit: the kinds of answers to build (all when unset); a comma list
+        sample_tasks: judge audit: a seeded sample of this many tasks (all when unset)
+        judge_retries: re-asks of the judge when its reply cannot be read
+        perturber_retries: judge audit: re-asks of the perturber when its reply cannot be
+            used
+    """
+    o = opt.checked(locals())
+    release = open_release(o["dataset"], o["revision"])
     return build_audit_task(
         release,
-        selected_rows(release, media, domains, subdomains),
-        requested={"dataset": dataset, "revision": revision},
-        selection={"media": media, "domains": as_list(domains), "subdomains": as_list(subdomains)},
-        kinds=kinds,
-        sample_tasks=sample_tasks,
-        judge_retries=judge_retries,
-        perturber_retries=perturber_retries,
+        selected_rows(release, o["media"], o["domains"], o["subdomains"]),
+        requested={"dataset": o["dataset"], "revision": o["revision"]},
+        selection={
+            "media": o["media"],
+            "domains": o["domains"] or [],
+            "subdomains": o["subdomains"] or [],
+        },
+        kinds=o["kinds"] or [],
+        sample_tasks=o["sample_tasks"],
+        judge_retries=o["judge_retries"],
+        perturber_retries=o["perturber_retries"],
         version=(comparability_version(), task_version()),
     )

@@ -12,9 +12,8 @@ from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.audit.report import AUDIT_CONDITION
 from hss_inspect.audit.scorer import audit_sum, judge_audit
 from hss_inspect.audit.solver import audit_answer
-from hss_inspect.core import options as opt
 from hss_inspect.data.release import Release
-from hss_inspect.data.rows import OptionList, TaskRow, as_list
+from hss_inspect.data.rows import TaskRow
 from hss_inspect.grading.judge import judge_prompts
 
 
@@ -23,18 +22,16 @@ def build_audit_task(
     selected: list[TaskRow],
     requested: dict[str, Any],
     selection: dict[str, Any],
-    kinds: OptionList,
-    sample_tasks: Any,
-    judge_retries: Any,
-    perturber_retries: Any,
+    kinds: list[str],
+    sample_tasks: int | None,
+    judge_retries: int,
+    perturber_retries: int,
     version: tuple[int, str],
 ) -> Task:
     """The audit of the selected rows (the task function has checked the shared options);
     `version` is the task version's N and its full `N-X` label."""
-    chosen_kinds = resolve_kinds(as_list(kinds))
-    count = opt.optional_whole_number("sample_tasks", sample_tasks, 1)
-    retries = opt.whole_number("judge_retries", judge_retries, 0)
-    re_asks = opt.whole_number("perturber_retries", perturber_retries, 0)
+    chosen_kinds = resolve_kinds(kinds)
+    count, retries, re_asks = sample_tasks, judge_retries, perturber_retries
     rows = sample_rows(selected, count)
     prompts = perturber_prompts()
     return Task(

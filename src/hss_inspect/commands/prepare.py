@@ -8,6 +8,8 @@ over the same selection only reads the cache.
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -15,11 +17,17 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from hss_inspect.core.options import add_flags
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.data.release import Release
-from hss_inspect.data.rows import TaskRow
+from hss_inspect.data.release import Release, open_release
+from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.media.errors import Deadline
-from hss_inspect.media.store import cached_prepare_image, cached_sample_videos, remembered_sha256
+from hss_inspect.media.store import (
+    cache_root,
+    cached_prepare_image,
+    cached_sample_videos,
+    remembered_sha256,
+)
 
 
 @dataclass(frozen=True)
@@ -117,11 +125,12 @@ def run_job(release: Release, job: PrepareJob) -> PrepareResult:
 
 
 def prepare_all(
-    release: Release, jobs: Sequence[PrepareJob], workers: int, out: TextIO = sys.stderr
+    release: Release, jobs: Sequence[PrepareJob], workers: int, out: TextIO | None = None
 ) -> PrepareSummary:
     summary = PrepareSummary()
     started = time.perf_counter()
-    progress = _Progress(len(jobs), out)
+    # sys.stderr read at call time: a test or caller may have replaced it since import
+    progress = _Progress(len(jobs), out or sys.stderr)
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
         futures: list[Future[PrepareResult]] = [pool.submit(run_job, release, j) for j in jobs]
         for future in as_completed(futures):
@@ -159,3 +168,43 @@ class _Progress:
     def finish(self) -> None:
         if self.interactive:
             self.out.write("\n")
+
+
+PREPARE_OPTIONS = (
+    "dataset",
+    "revision",
+    "media",
+    "domains",
+    "subdomains",
+    "fps",
+    "max_frames",
+    "frame_side",
+    "max_images",
+    "image_max_side",
+    "image_max_bytes",
+    "media_timeout",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # several frame caps prepare a frame-budget sweep in one decode per clip
+    add_flags(parser, PREPARE_OPTIONS, many=("max_frames",))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+
+
+def run(args: argparse.Namespace) -> int:
+    frame_settings = [
+        FrameSettings(
+            fps=args.fps, max_frames=cap, frame_side=args.frame_side, max_images=args.max_images
+        )
+        for cap in args.max_frames
+    ]
+    release = open_release(args.dataset, args.revision)
+    rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
+    jobs = jobs_for(
+        rows, frame_settings, args.image_max_side, args.image_max_bytes, args.media_timeout
+    )
+    print(f"preparing {len(jobs)} media file(s) from {release.description} into {cache_root()}")
+    summary = prepare_all(release, jobs, args.jobs)
+    print("\n".join(summary.lines()))
+    return 1 if summary.failures else 0

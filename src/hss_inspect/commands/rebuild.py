@@ -39,11 +39,7 @@ class Rebuilt:
     unchecked: list[str]  # what the record had no hash for
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    rebuild = commands.add_parser(
-        "rebuild-frames",
-        help="rebuild the frames (or image) a logged sample was sent and check their hashes",
-    )
+def add_arguments(rebuild: argparse.ArgumentParser) -> None:
     rebuild.add_argument("log", type=Path, help="an .eval or .json log")
     rebuild.add_argument("--sample", required=True, help="the sample id (the HSS task_id)")
     rebuild.add_argument("--epoch", type=int, default=1)
@@ -54,7 +50,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     rebuild.add_argument("--revision", default=None, help="with --dataset: its revision")
 
 
-def command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     sample = read_eval_log_sample(
         str(args.log), args.sample, args.epoch, exclude_fields={"events", "attachments"}
     )

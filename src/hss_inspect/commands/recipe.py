@@ -203,13 +203,9 @@ def regrade(
 # ---- the `hss-inspect recipe` command ---------------------------------------------------
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    recipe = commands.add_parser(
-        "recipe",
-        help="run one of the paper's experiments: " + ", ".join(RECIPES),
-        description="\n".join(f"{name}: {text}" for name, text in RECIPES.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(recipe: argparse.ArgumentParser) -> None:
+    recipe.description = "\n".join(f"{name}: {text}" for name, text in RECIPES.items())
+    recipe.formatter_class = argparse.RawDescriptionHelpFormatter
     recipe.add_argument("name", choices=list(RECIPES))
     recipe.add_argument("logs", nargs="*", help="judges: the logs to re-grade (in place)")
     recipe.add_argument("--log-dir", default="logs", help="the eval set's folder")
@@ -243,7 +239,7 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
     return pairs
 
 
-def recipe_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     aliases = _pairs(args.aliases, "--as")
     if args.name == "judges":
         if not args.logs:

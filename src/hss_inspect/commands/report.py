@@ -1,13 +1,13 @@
-"""`hss-inspect report`, `agreement` and `compare`: read logs, compute, render."""
+"""`hss-inspect report`, `agreement`, `compare` and `failures`: read logs, compute, render."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from hss_inspect.audit.report import is_audit_log, render_audit
-from hss_inspect.commands.report_args import FORMATS
 from hss_inspect.grading.causes import taxonomy
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
@@ -28,8 +28,38 @@ from hss_inspect.report.render import (
     subdomain_csv,
     sweep_markdown,
 )
-from hss_inspect.report.sweep import SweepError, build_sweep
+from hss_inspect.report.sweep import build_sweep
 from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, primary_runs, runs_of
+
+SWEEPS: tuple[str, ...] = ("effort", "frames")
+FORMATS = ("md", "csv", "json", "html")
+
+
+def add_report_arguments(report: argparse.ArgumentParser) -> None:
+    report.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
+    report.add_argument("--format", choices=FORMATS, default="md", help="what to print")
+    report.add_argument("--out", type=Path, help="also write every format and the plots here")
+    report.add_argument(
+        "--with-paper", action="store_true", help="add the paper's published Table 1 rows"
+    )
+    report.add_argument("--sweep", choices=SWEEPS, help="a sweep table over effort or frames")
+
+
+def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
+    agreement.add_argument("logs", nargs="+")
+    agreement.add_argument("--format", choices=("md", "json"), default="md")
+    agreement.add_argument("--out", type=Path, help="write agreement.json and scatter plots here")
+
+
+def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
+    compare.add_argument("log_a")
+    compare.add_argument("log_b")
+    compare.add_argument("--format", choices=("md", "json"), default="md")
+
+
+def add_failures_arguments(failures: argparse.ArgumentParser) -> None:
+    failures.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
+    failures.add_argument("--format", choices=("md", "json"), default="md")
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -121,13 +151,3 @@ def failures_command(args: argparse.Namespace) -> int:
     text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
     sys.stdout.write(text)
     return 0
-
-
-COMMANDS = {
-    "report": report_command,
-    "agreement": agreement_command,
-    "compare": compare_command,
-    "failures": failures_command,
-}
-
-ERRORS = (LogError, SweepError)

@@ -13,16 +13,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
+from hss_inspect.core.settings import DEFAULT_MODEL_ERRORS, ModelErrors
 from hss_inspect.media.errors import MediaError
-
-ModelErrors = Literal["omit", "fail"]
-MODEL_ERRORS: tuple[str, ...] = ("omit", "fail")
 
 # Wording of size and count refusals across providers (lowercase). Anthropic: HTTP 413
 # `request_too_large`, "prompt is too long"; OpenAI: `context_length_exceeded`, "too many
@@ -151,7 +149,7 @@ def model_error_record(exc: Exception) -> dict[str, Any]:
 
 
 @solver
-def answer(model_errors: ModelErrors = "omit") -> Solver:
+def answer(model_errors: ModelErrors = DEFAULT_MODEL_ERRORS) -> Solver:
     """Generate the answer under the rules above."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

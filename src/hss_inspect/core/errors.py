@@ -19,3 +19,11 @@ class SetupError(PrerequisiteError):
 
     def __str__(self) -> str:
         return str(self.message)
+
+
+class OptionError(SetupError):
+    """A value an option does not accept; `expected` says what it does accept."""
+
+    def __init__(self, name: str, value: object, expected: str) -> None:
+        super().__init__(f"-T {name}={value!r} is not valid: {expected}.")
+        self.expected = expected

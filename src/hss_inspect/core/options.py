@@ -1,19 +1,38 @@
-"""Task options (`-T name=value`) checked one by one: a bad value is one clear line.
+"""Every option of the HSS tasks, declared once: name, kind, default, allowed values, help.
 
-Inspect parses `-T` values as YAML, so numbers may arrive as strings or ints and a
-value holding a comma arrives as a list; each check accepts what a user can type.
+The tasks check their `-T name=value` options here; `hss-inspect prepare | estimate |
+frames` build their flags from the same declarations (`--frame-side` is `-T frame_side`),
+so a value means the same and is refused the same way wherever it is given; the README's
+options table is printed from them (`python -m hss_inspect.core.options`) and a test keeps
+it so.
+
+Inspect parses `-T` values as YAML, so numbers may arrive as strings or ints and a value
+holding a comma arrives as a list; each check accepts what a user can type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core import settings as s
+from hss_inspect.core.markdown import table
+
+if TYPE_CHECKING:
+    from hss_inspect.core.errors import OptionError
+
+OptionList = str | Sequence[str] | None
+Kind = Literal["text", "choice", "flag", "number", "count", "optional_count", "names"]
 
 
-def option_error(name: str, value: Any, expected: str) -> SetupError:
-    return SetupError(f"-T {name}={value!r} is not valid: {expected}.")
+def option_error(name: str, value: Any, expected: str) -> OptionError:
+    # Imported here: the errors module loads Inspect, which `hss-inspect --help`, `frames`
+    # and `cache` (built from these declarations) must start without.
+    from hss_inspect.core.errors import OptionError
+
+    return OptionError(name, value, expected)
 
 
 def choice(name: str, value: Any, valid: Sequence[str]) -> str:
@@ -49,3 +68,312 @@ def optional_whole_number(name: str, value: Any, minimum: int) -> int | None:
     if value is None or str(value).strip().lower() in ("", "none", "null"):
         return None
     return whole_number(name, value, minimum)
+
+
+def as_list(value: OptionList) -> list[str]:
+    """A list option given as one string, a comma list (YAML turns it into a list) or a list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [str(part).strip() for part in value if str(part).strip()]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One task option. `minimum` bounds counts; `command_names` are the older spellings
+    of its command-line flag, still accepted."""
+
+    name: str
+    kind: Kind
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: int = 0
+    command_names: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> Any:
+        """The value as the task uses it, or an OptionError naming the option."""
+        if self.kind == "text":
+            return str(value)
+        if self.kind in ("choice", "flag"):
+            picked = choice(self.name, value, self.choices)
+            return picked == "true" if self.kind == "flag" else picked
+        if self.kind == "number":
+            return positive_number(self.name, value)
+        if self.kind == "count":
+            return whole_number(self.name, value, self.minimum)
+        if self.kind == "optional_count":
+            return optional_whole_number(self.name, value, self.minimum)
+        return as_list(value) or None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def shown_default(self) -> str:
+        if self.default is None:
+            return "all" if self.kind == "names" else "none"
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        return str(self.default)
+
+
+_FLAG = ("true", "false")
+
+OPTIONS: dict[str, Option] = {
+    o.name: o
+    for o in [
+        Option(
+            "dataset",
+            "text",
+            s.DEFAULT_DATASET,
+            "a hub dataset id; `demo` (the demo set in the package); a local copy of the repo "
+            "(a folder holding `data/test.jsonl` and the media); or a JSONL file",
+        ),
+        Option(
+            "revision",
+            "text",
+            s.DEFAULT_REVISION,
+            "branch, tag or commit of the hub repo; the commit it resolves to is recorded "
+            "(`hss_dataset_revision`)",
+        ),
+        Option("media", "choice", "all", "which tasks: `all`, `image` or `video`", s.MEDIA_CHOICES),
+        Option(
+            "domains",
+            "names",
+            None,
+            "domains by full name or short label (`temporal`, `physical`, `social`, "
+            "`abstract`); one value or a comma list",
+        ),
+        Option("subdomains", "names", None, "subdomains by full name or short label; a comma list"),
+        Option(
+            "condition",
+            "choice",
+            "standard",
+            "`standard`, `blind`, `oracle` or `agentic` (the presets set it)",
+            s.CONDITIONS,
+        ),
+        Option("fps", "number", s.DEFAULT_FRAMES.fps, "frame sampling rate for video"),
+        Option(
+            "max_frames",
+            "count",
+            s.DEFAULT_FRAMES.max_frames,
+            "frame cap; longer clips get a lower rate, never a truncated clip",
+            minimum=1,
+        ),
+        Option(
+            "frame_side",
+            "count",
+            s.DEFAULT_FRAMES.frame_side,
+            "longest side of a frame in pixels (never upscaled)",
+            minimum=16,
+            command_names=("--side",),
+        ),
+        Option(
+            "max_images",
+            "optional_count",
+            s.DEFAULT_FRAMES.max_images,
+            "images per request: frames are thinned uniformly, both ends kept; unset, the "
+            "paper's cap for the model and the provider's documented cap apply",
+            minimum=1,
+        ),
+        Option(
+            "frame_bytes_budget",
+            "count",
+            s.DEFAULT_MEDIA.frame_bytes_budget,
+            "raw bytes of all frames of one request; every frame is shrunk by one factor only "
+            "when the total would exceed it (lowered where the provider's request limit is)",
+            minimum=1,
+        ),
+        Option(
+            "image_max_side",
+            "count",
+            s.DEFAULT_MEDIA.image_max_side,
+            "images are sent untouched unless their longest side exceeds this ...",
+            minimum=16,
+        ),
+        Option(
+            "image_max_bytes",
+            "count",
+            s.DEFAULT_MEDIA.image_max_bytes,
+            "... or their size exceeds this; then re-encoded as JPEG (falling quality, then "
+            "smaller), upright",
+            minimum=1,
+        ),
+        Option(
+            "native_video",
+            "choice",
+            s.DEFAULT_MEDIA.native_video,
+            "`auto`: the whole clip where the paper sent it whole and the provider takes video "
+            "through Inspect, else frames; `true` (refused for a provider that cannot); `false`",
+            s.NATIVE_VIDEO_CHOICES,
+        ),
+        Option(
+            "media_timeout",
+            "number",
+            s.DEFAULT_MEDIA.media_timeout,
+            "seconds allowed to prepare one sample's media file; past it the sample fails with "
+            "an error naming the task, the file and this option",
+            command_names=("--timeout",),
+        ),
+        Option(
+            "judge_retries",
+            "count",
+            s.DEFAULT_JUDGE_RETRIES,
+            "re-asks of the judge when its reply cannot be read",
+        ),
+        Option(
+            "model_errors",
+            "choice",
+            s.DEFAULT_MODEL_ERRORS,
+            "a provider error surviving Inspect's retries: `omit` leaves the attempt out "
+            "(counted in `model_error_rate`), `fail` fails the sample",
+            s.MODEL_ERRORS,
+        ),
+        Option(
+            "agent_steps",
+            "count",
+            s.DEFAULT_AGENT.max_steps,
+            "agentic: model calls per conversation",
+            minimum=1,
+        ),
+        Option(
+            "agent_tokens",
+            "count",
+            s.DEFAULT_AGENT.max_output_tokens,
+            "agentic: output tokens per conversation, as the provider reports them",
+            minimum=1,
+        ),
+        Option(
+            "agent_images",
+            "count",
+            s.DEFAULT_AGENT.max_tool_images,
+            "agentic: images the tools may return per conversation",
+        ),
+        Option(
+            "agent_window_fps",
+            "number",
+            s.DEFAULT_AGENT.window_fps,
+            "agentic: the `frames` tool's rate when the model names none",
+        ),
+        Option(
+            "agent_window_frames",
+            "count",
+            s.DEFAULT_AGENT.window_max_frames,
+            "agentic: frames per `frames` call (the rate is lowered to fit)",
+            minimum=1,
+        ),
+        Option(
+            "agent_zoom_side",
+            "count",
+            s.DEFAULT_AGENT.zoom_side,
+            "agentic: longest side of a crop as returned",
+            minimum=64,
+        ),
+        Option(
+            "labeler",
+            "flag",
+            False,
+            "`true` adds the failure-cause labeller after the judge (needs "
+            "`--model-role labeler=...`)",
+            _FLAG,
+        ),
+        Option(
+            "labeler_retries",
+            "count",
+            s.DEFAULT_LABELER_RETRIES,
+            "re-asks of the labeller when its reply names no valid cause",
+        ),
+        Option(
+            "kinds",
+            "names",
+            None,
+            "judge audit: the kinds of answers to build (all when unset); a comma list",
+        ),
+        Option(
+            "sample_tasks",
+            "optional_count",
+            None,
+            "judge audit: a seeded sample of this many tasks (all when unset)",
+            minimum=1,
+        ),
+        Option(
+            "perturber_retries",
+            "count",
+            s.DEFAULT_PERTURBER_RETRIES,
+            "judge audit: re-asks of the perturber when its reply cannot be used",
+        ),
+    ]
+}
+
+AUDIT_ONLY = ("kinds", "sample_tasks", "perturber_retries")
+
+
+DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.items()}
+
+
+def check(name: str, value: Any) -> Any:
+    return OPTIONS[name].check(value)
+
+
+def checked(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A task's arguments, each checked by its declaration (the first wrong one raises)."""
+    return {name: check(name, value) for name, value in arguments.items()}
+
+
+def _command_type(option: Option, many: bool) -> Callable[[str], Any]:
+    """argparse's `type=` for an option: the option's own check, reworded for a flag."""
+
+    def parse(text: str) -> Any:
+        try:
+            if many:
+                return [option.check(part) for part in as_list(text)]
+            return option.check(text)
+        except Exception as exc:  # an OptionError, whose class is imported only when raised
+            expected = getattr(exc, "expected", None)
+            if expected is None:
+                raise
+            raise argparse.ArgumentTypeError(f"{text!r} is not valid: {expected}") from None
+
+    parse.__name__ = option.kind  # what argparse names in its "invalid value" message
+    return parse
+
+
+def add_flags(
+    parser: argparse.ArgumentParser, names: Sequence[str], many: Sequence[str] = ()
+) -> None:
+    """Add `--name-with-dashes` for each task option in `names`, checked as the task checks
+    it; an option in `many` takes a comma list of values (a list in the namespace)."""
+    for name in names:
+        option = OPTIONS[name]
+        kind = _command_type(option, name in many)
+        default = [option.default] if name in many else option.default
+        help_text = option.help + (
+            " (a comma list: one preparation for each)" if name in many else ""
+        )
+        parser.add_argument(
+            option.flag,
+            dest=name,
+            type=kind,
+            default=default,
+            help=f"{help_text} [{option.shown_default}]",
+        )
+        if option.command_names:
+            parser.add_argument(
+                *option.command_names, dest=name, type=kind, default=argparse.SUPPRESS,
+                help=argparse.SUPPRESS,
+            )  # fmt: skip
+
+
+def options_table(names: Sequence[str]) -> str:
+    """The README's table of these options (name, default, meaning)."""
+    rows = [[f"`{n}`", f"`{OPTIONS[n].shown_default}`", OPTIONS[n].help] for n in names]
+    return table(["option", "default", "meaning"], rows)
+
+
+TASK_OPTIONS = tuple(n for n in OPTIONS if n not in AUDIT_ONLY)
+
+if __name__ == "__main__":
+    print(options_table(TASK_OPTIONS))

@@ -10,12 +10,16 @@ DEFAULT_REVISION = "main"
 DEFAULT_EPOCHS = 3
 DEFAULT_JUDGE_RETRIES = 2
 DEFAULT_PERTURBER_RETRIES = 2
+DEFAULT_LABELER_RETRIES = 2
 
 Condition = Literal["standard", "blind", "oracle", "agentic"]
 CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
 MEDIA_CHOICES: tuple[str, ...] = ("all", "image", "video")
 NativeVideo = Literal["auto", "true", "false"]
 NATIVE_VIDEO_CHOICES: tuple[str, ...] = ("auto", "true", "false")
+ModelErrors = Literal["omit", "fail"]
+MODEL_ERRORS: tuple[str, ...] = ("omit", "fail")
+DEFAULT_MODEL_ERRORS: ModelErrors = "omit"
 
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
 FRAME_JPEG_QUALITY = 90

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.options import OptionList, as_list
 from hss_inspect.core.taxonomy import (
     MEDIA_TYPES,
     PARENT_OF_SUBDOMAIN,
@@ -208,18 +209,6 @@ def report_unknown_taxonomy(rows: Sequence[TaskRow], source: str) -> list[str]:
             "%s: %s; it is reported under its own name in the breakdowns", source, warning
         )
     return warnings
-
-
-OptionList = str | Sequence[str] | None
-
-
-def as_list(value: OptionList) -> list[str]:
-    """A -T option given as one string, a comma list (YAML turns it into a list) or a list."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return [str(part).strip() for part in value if str(part).strip()]
 
 
 def select_rows(

@@ -32,6 +32,7 @@ from inspect_ai.solver import TaskState
 
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.roles import LABELER_ROLE, NO_LABELER_MESSAGE, require_role
+from hss_inspect.core.settings import DEFAULT_LABELER_RETRIES
 from hss_inspect.grading.causes import (
     FAMILIES,
     NO_ANSWER_FAMILY,
@@ -48,7 +49,6 @@ from hss_inspect.grading.judge import UnreadableReply
 
 RUBRIC_SCORER = "rubric_judge"
 UNLABELLED = "unlabelled"
-DEFAULT_LABELER_RETRIES = 2
 ALL_FAMILIES: tuple[str, ...] = (*FAMILIES, NO_ANSWER_FAMILY)
 NO_RUBRIC_MESSAGE = (
     "failure_cause labels attempts the rubric judge failed, and this sample has no "

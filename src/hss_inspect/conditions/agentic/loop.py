@@ -34,9 +34,14 @@ from inspect_ai.tool import Tool
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.conditions.agentic.views import ShownFrame, image_size
-from hss_inspect.conditions.answer import ModelErrors, check_refusal, record_model_error
+from hss_inspect.conditions.answer import check_refusal, record_model_error
 from hss_inspect.conditions.turn import local_media
-from hss_inspect.core.settings import AgentSettings, MediaSettings
+from hss_inspect.core.settings import (
+    DEFAULT_MODEL_ERRORS,
+    AgentSettings,
+    MediaSettings,
+    ModelErrors,
+)
 from hss_inspect.data.release import Release
 from hss_inspect.media.uri import decode_data_uri
 from hss_inspect.providers.limits import applied_limits, frame_settings_for
@@ -84,7 +89,7 @@ def hss_agent(
     release: Release,
     media: MediaSettings,
     limits: AgentSettings,
-    model_errors: ModelErrors = "omit",
+    model_errors: ModelErrors = DEFAULT_MODEL_ERRORS,
 ) -> Solver:
     """Let the model inspect the media with tools, then grade what it submits.
 

@@ -1,0 +1,51 @@
+"""`hss-inspect frames`: the exact frames a model receives for one video, with frames.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hss_inspect.core.options import add_flags
+from hss_inspect.core.settings import FrameSettings
+from hss_inspect.media.store import (
+    cached_sample_video,
+    manifest_of,
+    remembered_sha256,
+    write_frames,
+)
+from hss_inspect.media.video import sample_video
+
+FRAME_OPTIONS = ("fps", "max_frames", "frame_side", "max_images")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("video", type=Path)
+    parser.add_argument("--out", type=Path, required=True, help="folder to write into")
+    add_flags(parser, FRAME_OPTIONS)
+    parser.add_argument(
+        "--no-cache", action="store_true", help="decode afresh; neither read nor fill the cache"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = FrameSettings(
+        fps=args.fps,
+        max_frames=args.max_frames,
+        frame_side=args.frame_side,
+        max_images=args.max_images,
+    )
+    if not args.video.is_file():
+        print(f"hss-inspect frames: no such file {args.video}", file=sys.stderr)
+        return 2
+    digest = remembered_sha256(args.video)
+    if args.no_cache:
+        video = sample_video(args.video, settings)
+    else:
+        video = cached_sample_video(args.video, settings, digest)
+    write_frames(args.out, video, manifest_of(video, settings, digest))
+    print(
+        f"{len(video.jpegs)} frames at {video.effective_fps:.3f} fps over "
+        f"{video.duration:.2f} s -> {args.out}"
+    )
+    return 0
