@@ -73,3 +73,14 @@ def test_the_command_line_prints_one_line_not_a_traceback(hss_repo: Path, tmp_pa
     banner = ("inspect_ai v", "- hooks enabled:", "  hss_inspect/hss_log_size:")
     shown = [line for line in output.splitlines() if line.strip() and not line.startswith(banner)]
     assert len(shown) <= 1, output
+
+
+def test_a_selection_with_no_tasks_is_a_setup_error_naming_the_filters(hss_repo: Path) -> None:
+    from tests.support.fixture_repo import TASKS
+
+    present = {(t.media_type, t.subdomain) for t in TASKS}
+    media, subdomain = next(
+        (m, s) for m in ("image", "video") for _, s in present if (m, s) not in present
+    )
+    with pytest.raises(SetupError, match=r"no HSS tasks .* loosen the filters"):
+        hss(dataset=str(hss_repo), media=media, subdomains=subdomain)

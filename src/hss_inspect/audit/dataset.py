@@ -9,7 +9,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from hss_inspect.data.dataset import row_to_sample
 from hss_inspect.data.release import Release
-from hss_inspect.data.rows import TaskRow
+from hss_inspect.data.rows import DatasetError, TaskRow
 
 SAMPLE_SEED = 2610_08966
 
@@ -44,7 +44,7 @@ def build_audit_dataset(
     release: Release, rows: Sequence[TaskRow], kinds: Sequence[str]
 ) -> MemoryDataset:
     if not rows:
-        raise ValueError(
+        raise DatasetError(
             f"hss_judge_audit: no HSS tasks in {release.description} match the chosen media, "
             "domains and subdomains; loosen the filters"
         )

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from hss_inspect.data.release import Release
-from hss_inspect.data.rows import TaskRow
+from hss_inspect.data.rows import DatasetError, TaskRow
 
 
 def row_to_sample(row: TaskRow) -> Sample:
@@ -32,7 +32,7 @@ def row_to_sample(row: TaskRow) -> Sample:
 
 def build_dataset(release: Release, rows: Sequence[TaskRow]) -> MemoryDataset:
     if not rows:
-        raise ValueError(
+        raise DatasetError(
             f"no HSS tasks in {release.description} match the chosen media, domains and "
             "subdomains; loosen the filters"
         )

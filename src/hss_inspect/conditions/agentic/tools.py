@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inspect_ai.model import ContentImage, ContentText
-from inspect_ai.tool import Tool, ToolError, ToolResult, tool
+from inspect_ai.tool import Tool, ToolError, ToolResult, tool, tool_with
 from PIL import Image
 
 from hss_inspect.conditions import prompt
@@ -44,6 +44,22 @@ from hss_inspect.providers.limits import PART_OVERHEAD_BYTES
 NATIVE_SIDE = 1 << 16
 # Labels carry two decimals; above 60 fps neighbouring frames could share a label.
 MAX_WINDOW_FPS = 60
+
+# What the model reads about the tools whose behaviour depends on the task's settings;
+# the parameters are described in each tool's docstring.
+CROP_DESCRIPTION = (
+    "Crop a rectangle of the image, or of one video frame you have been shown, and zoom in.\n\n"
+    "Coordinates are pixels of the image exactly as you were shown it: x grows from 0 at\n"
+    "the left edge, y from 0 at the top edge. The region is cut from the full-resolution\n"
+    "source and returned scaled so that its longer side is {zoom_side} px."
+)
+FRAMES_DESCRIPTION = (
+    "Fetch more frames of a time window of the video, at a higher frame rate.\n\n"
+    "Frames are chosen by the same rule as the frames you were first shown, at the\n"
+    "requested rate (lowered if needed so that at most {max_frames} frames come back), and are\n"
+    "labelled with their times in seconds."
+)
+FRAMES_FPS_PARAMETER = "Frames per second within the window (default {fps})."
 
 
 @dataclass
@@ -93,9 +109,18 @@ def image_limit_text(media: AgentMedia) -> str:
 
 def inspection_tools(media: AgentMedia) -> list[Tool]:
     """The tools for this media type, with `submit` last."""
+    settings = media.settings
+    cropping = tool_with(
+        crop(media), description=CROP_DESCRIPTION.format(zoom_side=settings.zoom_side)
+    )
     if media.media_type == "image":
-        return [crop(media), submit(media)]
-    return [crop(media), frames(media), compare(media), submit(media)]
+        return [cropping, submit(media)]
+    more_frames = tool_with(
+        frames(media),
+        description=FRAMES_DESCRIPTION.format(max_frames=settings.window_max_frames),
+        parameters={"fps": FRAMES_FPS_PARAMETER.format(fps=f"{settings.window_fps:g}")},
+    )
+    return [cropping, more_frames, compare(media), submit(media)]
 
 
 @tool
@@ -103,11 +128,7 @@ def crop(media: AgentMedia) -> Tool:
     async def execute(
         x0: int, y0: int, x1: int, y1: int, frame_time: float | None = None
     ) -> ToolResult:
-        """Crop a rectangle of the image, or of one video frame you have been shown, and zoom in.
-
-        Coordinates are pixels of the image exactly as you were shown it: x grows from 0 at
-        the left edge, y from 0 at the top edge. The region is cut from the full-resolution
-        source and returned scaled so that its longer side is {zoom_side} px.
+        """Crop and zoom (the model reads CROP_DESCRIPTION).
 
         Args:
             x0: Left edge of the region, in pixels.
@@ -133,7 +154,6 @@ def crop(media: AgentMedia) -> Tool:
         )
         return [ContentText(text=note), ContentImage(image=prompt_data_uri(data))]
 
-    execute.__doc__ = str(execute.__doc__).replace("{zoom_side}", str(media.settings.zoom_side))
     return execute
 
 
@@ -177,16 +197,12 @@ def _open_jpeg(data: bytes) -> Image.Image:
 @tool
 def frames(media: AgentMedia) -> Tool:
     async def execute(start: float, end: float, fps: float | None = None) -> ToolResult:
-        """Fetch more frames of a time window of the video, at a higher frame rate.
-
-        Frames are chosen by the same rule as the frames you were first shown, at the
-        requested rate (lowered if needed so that at most {max_frames} frames come back), and are
-        labelled with their times in seconds.
+        """More frames of a window (the model reads FRAMES_DESCRIPTION).
 
         Args:
             start: Start of the window in seconds (0 or more).
             end: End of the window in seconds (after start, at most the clip's duration).
-            fps: Frames per second within the window (default {fps}).
+            fps: (FRAMES_FPS_PARAMETER, with the task's default rate)
         """
         assert media.duration is not None
         rate = media.settings.window_fps if fps is None else fps
@@ -212,11 +228,6 @@ def frames(media: AgentMedia) -> Tool:
         media.views.add_frames(shown)
         return window_content(plan, shown, start, end)
 
-    execute.__doc__ = (
-        str(execute.__doc__)
-        .replace("{max_frames}", str(media.settings.window_max_frames))
-        .replace("{fps}", f"{media.settings.window_fps:g}")
-    )
     return execute
 
 
