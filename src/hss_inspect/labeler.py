@@ -45,6 +45,7 @@ from hss_inspect.causes import (
 )
 from hss_inspect.errors import SetupError
 from hss_inspect.judge import UnreadableReply
+from hss_inspect.metrics import REFUSAL
 
 LABELER_ROLE = "labeler"
 RUBRIC_SCORER = "rubric_judge"
@@ -60,6 +61,13 @@ NO_RUBRIC_MESSAGE = (
     "rubric_judge score. Run it after the judge (-T labeler=true), or on a graded log "
     "with `inspect score --scorer hss_inspect/failure_cause --action append`."
 )
+
+
+def require_labeler() -> None:
+    """Refuse to label without a labeller (checked when each sample starts, too, before the
+    model under evaluation is called, when -T labeler=true asks for labels)."""
+    if model_roles().get(LABELER_ROLE) is None:
+        raise SetupError(NO_LABELER_MESSAGE)
 
 
 @dataclass
@@ -108,14 +116,15 @@ def failure_cause(
     causes, prompts = taxonomy(), labeler_prompts()
 
     async def score(state: TaskState, target: Target) -> Score | None:
-        if model_roles().get(LABELER_ROLE) is None:
-            raise SetupError(NO_LABELER_MESSAGE)
+        require_labeler()
         if first_attempt_only and state.epoch != 1:
             return None
-        if not graded_failure(rubric_value(state)):
+        judged = rubric_value(state)
+        if not graded_failure(judged):
             return None
+        # a refusal's text is the provider's message, not an answer
         answer = state.output.completion.strip() if state.output else ""
-        if not answer:
+        if not answer or judged.get(REFUSAL):
             return Score(
                 value=label_value(causes, causes.no_answer.id),
                 answer="",

@@ -29,6 +29,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from PIL import Image
 
 from hss_inspect import prompt
+from hss_inspect.labeler import require_labeler
 from hss_inspect.limits import (
     PART_OVERHEAD_BYTES,
     REQUEST_OVERHEAD_BYTES,
@@ -48,12 +49,22 @@ NATIVE_VIDEO_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mpeg": "mpeg", ".mpg": "
 ORACLE_MODEL_NAME = "hss/oracle"
 
 
+def require_roles(labeler: bool) -> None:
+    """Refuse to start a sample, before any model is called, without the models its
+    scorers need: the judge, and the labeller when -T labeler=true."""
+    require_grader()
+    if labeler:
+        require_labeler()
+
+
 @solver
-def hss_input(release: Release, media: MediaSettings, condition: str = "standard") -> Solver:
+def hss_input(
+    release: Release, media: MediaSettings, condition: str = "standard", labeler: bool = False
+) -> Solver:
     """Replace the sample's messages with the HSS user turn for `condition`."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()
+        require_roles(labeler)
         if condition == "blind":
             state.messages = [
                 ChatMessageSystem(content=prompt.BLIND_SYSTEM_MESSAGE),
@@ -70,11 +81,11 @@ def hss_input(release: Release, media: MediaSettings, condition: str = "standard
 
 
 @solver
-def oracle_answer() -> Solver:
+def oracle_answer(labeler: bool = False) -> Solver:
     """Submit the reference answer as the answer: grades the judge, calls no model."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()
+        require_roles(labeler)
         reference = state.metadata["golden_response"]
         state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]
         state.output = ModelOutput.from_content(model=ORACLE_MODEL_NAME, content=reference)

@@ -17,7 +17,7 @@ from inspect_ai.solver import Solver
 
 from hss_inspect import options as opt
 from hss_inspect.agentic.loop import hss_agent
-from hss_inspect.answer import MODEL_ERRORS, answer
+from hss_inspect.answer import DEFAULT_MODEL_ERRORS, MODEL_ERRORS, answer
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.dataset import build_dataset
 from hss_inspect.errors import SetupError
@@ -76,7 +76,7 @@ def hss(
     agent_zoom_side: int = DEFAULT_AGENT.zoom_side,
     labeler: bool = False,
     labeler_retries: int = DEFAULT_LABELER_RETRIES,
-    model_errors: str = "omit",
+    model_errors: str = DEFAULT_MODEL_ERRORS,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge."""
     condition = opt.choice("condition", condition, CONDITIONS)
@@ -95,17 +95,16 @@ def hss(
         zoom_side=opt.whole_number("agent_zoom_side", agent_zoom_side, 64),
     )
     model_errors = opt.choice("model_errors", model_errors, MODEL_ERRORS)
+    labelled = opt.choice("labeler", labeler, ("true", "false")) == "true"
     provider_limits = check_model_limits(media_settings, condition)
     release = open_release(dataset, revision)
     rows = selected_rows(release, media, domains, subdomains)
     return Task(
         dataset=build_dataset(release, rows),
-        solver=conditioned_solver(condition, release, media_settings, agent, model_errors),
-        scorer=scorers(
-            retries,
-            opt.choice("labeler", labeler, ("true", "false")) == "true",
-            opt.whole_number("labeler_retries", labeler_retries, 0),
+        solver=conditioned_solver(
+            condition, release, media_settings, agent, model_errors, labelled
         ),
+        scorer=scorers(retries, labelled, opt.whole_number("labeler_retries", labeler_retries, 0)),
         epochs=Epochs(DEFAULT_EPOCHS, "mean"),
         version=comparability_version(),
         metadata={
@@ -226,16 +225,21 @@ def conditioned_solver(
     release: Release,
     media: MediaSettings,
     agent: AgentSettings,
-    model_errors: str = "omit",
+    model_errors: str = DEFAULT_MODEL_ERRORS,
+    labeler: bool = False,
 ) -> list[Solver]:
+    """The solvers of `condition`; the first refuses to start without the roles needed."""
     if condition == "oracle":
-        return [oracle_answer()]
+        return [oracle_answer(labeler)]
     if condition == "agentic":
         return [
-            hss_input(release, media, "standard"),
+            hss_input(release, media, "standard", labeler),
             hss_agent(release, media, agent, model_errors),  # type: ignore[arg-type]
         ]
-    return [hss_input(release, media, condition), answer(model_errors)]  # type: ignore[arg-type]
+    return [
+        hss_input(release, media, condition, labeler),
+        answer(model_errors),  # type: ignore[arg-type]
+    ]
 
 
 def model_under_evaluation() -> str | None:

@@ -12,7 +12,7 @@ from hss_inspect.audit.kinds import resolve_kinds
 from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.audit.report import AUDIT_CONDITION
 from hss_inspect.audit.scorer import audit_sum, judge_audit
-from hss_inspect.audit.solver import audit_answer
+from hss_inspect.audit.solver import audit_answer, needs_perturber
 from hss_inspect.judge import judge_prompts
 from hss_inspect.release import Release
 from hss_inspect.rows import OptionList, TaskRow, as_list
@@ -38,7 +38,9 @@ def build_audit_task(
     prompts = perturber_prompts()
     return Task(
         dataset=build_audit_dataset(release, rows, chosen_kinds),
-        solver=audit_answer(perturber_retries=re_asks),
+        solver=audit_answer(
+            perturber_retries=re_asks, perturber_kind=needs_perturber(chosen_kinds)
+        ),
         scorer=judge_audit(retries=retries),
         epochs=Epochs(1, audit_sum()),
         version=comparability_version(),
