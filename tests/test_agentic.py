@@ -18,7 +18,12 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ContentImage, ContentText
 from PIL import Image
 
-from tests.support.agent_server import OUTPUT_TOKENS, REASONING_TOKENS, WORDY_OUTPUT_TOKENS
+from tests.support.agent_server import (
+    OUTPUT_TOKENS,
+    POLICY_MESSAGE,
+    REASONING_TOKENS,
+    WORDY_OUTPUT_TOKENS,
+)
 from tests.support.fixture_repo import FixtureTask, read_index, write_video
 from tests.support.runs import run_eval
 from tests.support.servers import scripted_models
@@ -43,6 +48,8 @@ TASKS = (
                 "Mechanistic Causality", "image", "media/texture.png", ONE),
     FixtureTask("agent-text", "AGENT-TEXT", "Physical & Spatial Logic",
                 "Affordance & Feasibility", "image", "media/texture.png", ONE),
+    FixtureTask("agent-refused", "AGENT-REFUSED", "Social Understanding",
+                "Theory of Mind", "image", "media/texture.png", ONE),
 )  # fmt: skip
 IMAGE_SIZE = (160, 120)
 IMAGE_MAX_SIDE = 64  # the image is shown at 64x48: crops are cut from the 160x120 original
@@ -91,6 +98,8 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalLo
                 "image_max_side": IMAGE_MAX_SIDE,
                 "agent_steps": STEPS,
                 "agent_tokens": TOKENS,
+                # opt-in: agent-broken's provider error leaves its attempt out
+                "model_errors": "omit",
             },
         )
         requests = [json.loads(line) for line in request_log.read_text().splitlines()]
@@ -258,7 +267,7 @@ def test_the_judge_grades_the_submitted_answer(agent_run) -> None:
     }
     assert grades == {
         "agent-img": 1, "agent-vid": 1, "agent-loop": 0, "agent-greedy": 0, "agent-wordy": 0,
-        "agent-text": 1,
+        "agent-text": 1, "agent-refused": 0,
     }  # fmt: skip
     judged = [r for r in requests if r["model"] == "judge"]
     answers = [r["messages"][1]["content"] for r in judged]
@@ -288,6 +297,18 @@ def test_chat_completions_receive_tool_images_in_a_following_user_turn(agent_run
     assert {t["function"]["name"] for t in after_window["tools"]} == {
         "crop", "frames", "compare", "submit",
     }  # fmt: skip
+
+
+def test_a_policy_refusal_mid_conversation_is_a_zero_the_judge_never_sees(agent_run) -> None:
+    log, _, requests = agent_run
+    refused = sample_of(log, "agent-refused")
+    assert refused.output.stop_reason == "content_filter"
+    value = refused.scores["rubric_judge"].value
+    assert (value["pass"], value["no_answer"], value["refusal"]) == (0, 1, 1)
+    agent = refused.metadata["agent"]
+    assert (agent["ended_by"], agent["steps"], agent["tool_calls"]) == ("refused", 2, {"crop": 1})
+    judged = [json.dumps(r["messages"]) for r in requests if r["model"] == "judge"]
+    assert not any("agent-refused" in text or POLICY_MESSAGE in text for text in judged)
 
 
 def test_a_provider_error_mid_conversation_leaves_the_attempt_out(agent_run) -> None:

@@ -214,7 +214,7 @@ def test_the_report_gives_the_audit_as_json(two_audits) -> None:
 def test_a_missing_perturber_is_named_and_rule_kinds_need_none(
     hss_repo: Path, audit_server: tuple[str, Path], tmp_path: Path
 ) -> None:
-    base_url, _ = audit_server
+    base_url, request_log = audit_server
     log, _ = run_eval(
         "hss_inspect/hss_judge_audit",
         tmp_path / "logs",
@@ -224,13 +224,16 @@ def test_a_missing_perturber_is_named_and_rule_kinds_need_none(
         task_args={"dataset": hss_repo, "kinds": "reference,injection,vague"},
     )
     assert metrics_of(log)["variants"] == 3 * len(TASKS)
+    start = len(request_log.read_text().splitlines())
+    # a rule-made kind beside one the perturber writes: refused before the judge grades any
     failed, _ = run_eval(
         "hss_inspect/hss_judge_audit",
         tmp_path / "logs",
         base_url,
         model="none",
         grader=PERFECT,
-        task_args={"dataset": hss_repo, "kinds": "partial"},
+        task_args={"dataset": hss_repo, "kinds": "reference,partial"},
     )
     assert failed.status == "error"
     assert "--model-role perturber=" in str(failed.error)
+    assert requests_since(request_log, start) == []

@@ -48,6 +48,8 @@ EPOCHS = 2
 ANSWER = "A scripted candidate answer."
 SILENT = "[say nothing]"  # in a question: the candidate returns no text
 UNREADABLE = "[judge confused]"  # in a question: the judge never replies readably
+REFUSED = "[against policy]"  # in a question: the provider's policy filter stops the answer
+POLICY_MESSAGE = "Error code: 400 - the request was rejected by the safety system"
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,15 @@ CASES = (
         {"e1": (True, 1)},
         SILENT,
     ),
+    Case(
+        "img-refused",
+        "image",
+        "Social Understanding",
+        "Theory of Mind",
+        "media/b.jpg",
+        {"r1": (True, 1)},
+        REFUSED,
+    ),
 )
 CLIP_SECONDS = 3.0  # at 2 fps: 6 frames, labelled 0.00 s to 2.50 s
 
@@ -142,6 +153,8 @@ Responder = Callable[[list[ChatMessage], list[ToolInfo], ToolChoice, GenerateCon
 
 def reply(text: str) -> ModelOutput:
     output = ModelOutput.from_content(model="mockllm/model", content=text)
+    if text == POLICY_MESSAGE:  # as Inspect's providers report a policy refusal
+        output.choices[0].stop_reason = "content_filter"
     output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
     return output
 
@@ -157,7 +170,8 @@ def mock(respond: Callable[[list[ChatMessage]], str], calls: list[list[ChatMessa
 
 
 def candidate_answer(messages: list[ChatMessage]) -> str:
-    return "" if SILENT in messages[-1].text else ANSWER
+    question = messages[-1].text
+    return "" if SILENT in question else POLICY_MESSAGE if REFUSED in question else ANSWER
 
 
 def judge_from_table(messages: list[ChatMessage]) -> str:
@@ -205,11 +219,13 @@ def metrics_of(log: EvalLog) -> dict[str, float]:
 
 def expected_value(case: Case) -> dict[str, float]:
     """The Score.value of every attempt at `case`: pass and rubric are NaN when left out."""
-    value = {"no_answer": 0, "grading_failure": 0, "model_error": 0}
+    value = {"no_answer": 0, "grading_failure": 0, "model_error": 0, "refusal": 0}
     if UNREADABLE in case.note:
         return {"pass": math.nan, "rubric": math.nan, **value, "grading_failure": 1}
     if SILENT in case.note:
         return {"pass": 0, "rubric": 0.0, **value, "no_answer": 1}
+    if REFUSED in case.note:  # a zero and a no-answer, never shown to the judge
+        return {"pass": 0, "rubric": 0.0, **value, "no_answer": 1, "refusal": 1}
     weights = [w for _, w in case.verdicts.values()]
     met_weight = sum(w for met, w in case.verdicts.values() if met)
     all_met = int(all(met for met, _ in case.verdicts.values()))
@@ -228,6 +244,7 @@ def expected_metrics(cases: tuple[Case, ...]) -> dict[str, float]:
         "grading_failure_rate": statistics.mean(v["grading_failure"] for v in values.values()),
         "no_answer_rate": statistics.mean(v["no_answer"] for v in values.values()),
         "model_error_rate": 0.0,
+        "refusal_rate": statistics.mean(v["refusal"] for v in values.values()),
     }
     for media in ("image", "video"):
         expected[media] = statistics.mean(
@@ -248,6 +265,7 @@ def same_value(actual: Any, expected: dict[str, float]) -> bool:
 def test_expected_metrics_are_not_trivial() -> None:
     expected = expected_metrics(CASES)
     assert 0 < expected["pass_at_1"] < 1 and expected["rubric"] != expected["pass_at_1"]
+    assert 0 < expected["refusal_rate"] < expected["no_answer_rate"]
 
 
 # ---- One eval per condition ---------------------------------------------------------
@@ -273,11 +291,15 @@ def test_condition_results_match_the_verdict_table(
     for sample in log.samples:
         score = (sample.scores or {})["rubric_judge"]
         assert same_value(score.value, expected_value(by_id[str(sample.id)])), sample.id
+        if REFUSED in by_id[str(sample.id)].note:
+            assert score.metadata is not None
+            assert score.metadata["refusal"]["message"] == POLICY_MESSAGE
     retries = 2  # the default judge_retries: an unreadable task is asked three times
     ungradable = sum(UNREADABLE in c.note for c in CASES)
-    silent = sum(SILENT in c.note for c in CASES)
+    unanswered = sum(SILENT in c.note or REFUSED in c.note for c in CASES)
     assert len(asked) == EPOCHS * len(CASES)
-    assert len(judged) == EPOCHS * (len(CASES) - silent + retries * ungradable)
+    assert len(judged) == EPOCHS * (len(CASES) - unanswered + retries * ungradable)
+    assert not any(POLICY_MESSAGE in m.text for request in judged for m in request)
     assert log.eval.metadata is not None and log.eval.metadata["hss_condition"] == condition
     images_sent = [any(isinstance(c, ContentImage) for c in m[-1].content) for m in asked]
     if condition == "blind":
@@ -361,3 +383,33 @@ def test_oracle_answer_submits_the_reference_and_calls_no_model(repo: Path, tmp_
         assert sample.output.completion == f"Reference answer of {sample.id}."
         assert sample.output.model == ORACLE_MODEL_NAME
     assert metrics_of(log)["pass_at_1"] == 1.0
+
+
+def test_the_labeller_labels_a_refusal_no_committed_answer_without_a_call(
+    repo: Path, tmp_path: Path
+) -> None:
+    labelled: list[list[ChatMessage]] = []
+    (log,) = eval(
+        hss(dataset=str(repo), labeler=True),
+        model=mock(candidate_answer, []),
+        model_roles={
+            "grader": mock(judge_from_table, []),
+            "labeler": mock(lambda _: '{"cause": "missed_cue", "explanation": "-"}', labelled),
+        },
+        epochs=1,
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    causes = {
+        str(s.id): s.scores["failure_cause"].metadata["cause"]
+        for s in log.samples or []
+        if s.scores and s.scores.get("failure_cause")
+    }
+    # the failed attempts the judge graded: img-half (asked), the silent and refused ones
+    assert causes == {
+        "img-half": "missed_cue",
+        "vid-silent": "no_committed_answer",
+        "img-refused": "no_committed_answer",
+    }
+    assert len(labelled) == 1 and POLICY_MESSAGE not in labelled[0][-1].text

@@ -235,26 +235,22 @@ def test_empty_answer_is_retried_once_with_double_the_budget(
     assert value["pass"] == 0 and value["no_answer"] == 1
 
 
-def test_provider_error_leaves_the_attempt_out(
+def test_provider_error_fails_the_sample_by_default(
     anthropic_run: tuple[EvalLog, list[dict[str, Any]]],
 ) -> None:
     log, entries = anthropic_run
     assert len(by_behaviour(entries, "BROKEN")) == 1
     broken = sample(log, "img-broken")
-    assert broken.error is None
-    value = broken.scores["rubric_judge"].value
-    assert value["model_error"] == 1 and value["pass"] != value["pass"]  # NaN
-    assert broken.metadata["model_error"]["status"] == 400
+    # an error on the sample, for `inspect eval-retry`; never a score, never left out
+    assert broken.error is not None and "temperature: unsupported" in broken.error.message
+    assert not broken.scores and "model_error" not in broken.metadata
     assert log.results is not None
     (score,) = log.results.scores
     metrics = {name: m.value for name, m in score.metrics.items()}
-    # counted, and not as a grading failure; the sample errored on a 413 is not scored.
-    # One attempt per task (epochs=1), so the rate is one over the scored tasks.
-    assert metrics["model_error_rate"] == pytest.approx(1 / metrics["tasks"])
-    assert metrics["grading_failure_rate"] == 0
+    assert metrics["model_error_rate"] == 0 and metrics["grading_failure_rate"] == 0
 
 
-def test_model_errors_fail_option_fails_the_sample(
+def test_model_errors_omit_leaves_the_attempt_out_for_good(
     provider_repo: Path,
     shared_cache: Path,
     model_server: tuple[str, Path],
@@ -263,7 +259,7 @@ def test_model_errors_fail_option_fails_the_sample(
     with provider_stand_in(tmp_path / "server", ANTHROPIC_WIRE_RULES) as (url, _):
         log = run_against(
             "anthropic/claude-opus-5",
-            "img-broken",
+            "img-broken,img-large",
             provider_repo,
             shared_cache,
             model_server,
@@ -271,11 +267,19 @@ def test_model_errors_fail_option_fails_the_sample(
             {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
             "-M",
             "streaming=false",
-            task_args={"model_errors": "fail"},
+            task_args={"model_errors": "omit"},
         )
     broken = sample(log, "img-broken")
-    assert broken.error is not None and "temperature: unsupported" in broken.error.message
-    assert not broken.scores
+    assert broken.error is None
+    value = broken.scores["rubric_judge"].value
+    assert value["model_error"] == 1 and value["pass"] != value["pass"]  # NaN
+    assert broken.metadata["model_error"]["status"] == 400
+    assert log.results is not None
+    (score,) = log.results.scores
+    metrics = {name: m.value for name, m in score.metrics.items()}
+    # counted, and not as a grading failure; one attempt per task (epochs=1)
+    assert metrics["model_error_rate"] == pytest.approx(1 / 2)
+    assert metrics["grading_failure_rate"] == 0 and metrics["pass_at_1"] == 1
 
 
 OPENAI_WIRE_RULES = {  # images and vision guide

@@ -299,7 +299,9 @@ def test_missing_matplotlib_is_one_clear_message(
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
     path = write_log(tmp_path / "a.eval", [Item("t", "retrodiction", "image", (Try(True),))])
     assert main(["report", path, "--out", str(tmp_path / "out")]) == 0
-    assert "pip install 'hss-inspect[report]'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "pip install 'hss-inspect[report]'" in err
+    assert "the report (no plots)" in err and "its plots" not in err
     assert (tmp_path / "out" / "report.html").is_file()
     assert not (tmp_path / "out" / "leaderboard.png").exists()
 

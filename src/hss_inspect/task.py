@@ -99,8 +99,9 @@ def hss(
         media_timeout: seconds allowed to prepare one sample's media file; past it the
             sample fails with an error naming the task, the file and this option
         judge_retries: re-asks of the judge when its reply cannot be read
-        model_errors: a provider error surviving Inspect's retries: `omit` leaves the
-            attempt out (counted in `model_error_rate`), `fail` fails the sample
+        model_errors: a provider error surviving Inspect's retries: `fail` fails the sample
+            (for `inspect eval-retry`), `omit` leaves the attempt out for good (counted in
+            `model_error_rate`)
         agent_steps: agentic: model calls per conversation
         agent_tokens: agentic: output tokens per conversation, as the provider reports
             them
@@ -122,7 +123,7 @@ def hss(
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(
-            o["condition"], release, media_settings, agent, o["model_errors"]
+            o["condition"], release, media_settings, agent, o["model_errors"], o["labeler"]
         ),
         scorer=scorers(o["judge_retries"], o["labeler"], o["labeler_retries"]),
         epochs=Epochs(DEFAULT_EPOCHS, "mean"),
@@ -267,16 +268,21 @@ def conditioned_solver(
     release: Release,
     media: MediaSettings,
     agent: AgentSettings,
-    model_errors: str = "omit",
+    model_errors: str = DEFAULTS["model_errors"],
+    labeler: bool = False,
 ) -> list[Solver]:
+    """The solvers of `condition`; the first refuses to start without the roles needed."""
     if condition == "oracle":
-        return [oracle_answer()]
+        return [oracle_answer(labeler)]
     if condition == "agentic":
         return [
-            hss_input(release, media, "standard"),
+            hss_input(release, media, "standard", labeler),
             hss_agent(release, media, agent, model_errors),  # type: ignore[arg-type]
         ]
-    return [hss_input(release, media, condition), answer(model_errors)]  # type: ignore[arg-type]
+    return [
+        hss_input(release, media, condition, labeler),
+        answer(model_errors),  # type: ignore[arg-type]
+    ]
 
 
 def model_under_evaluation() -> str | None:

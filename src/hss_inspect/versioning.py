@@ -3,26 +3,37 @@ changes results, so that a change to one of them cannot ship without a version b
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import yaml
+from inspect_ai.tool import ToolDef
 
 from hss_inspect.audit.kinds import KINDS
 from hss_inspect.audit.variants import audit_data
 from hss_inspect.conditions import prompt
+from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES
+from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.core.settings import (
+    DEFAULT_AGENT,
     DEFAULT_EPOCHS,
+    DEFAULT_FRAMES,
     DEFAULT_JUDGE_RETRIES,
+    DEFAULT_LABELER_RETRIES,
     DEFAULT_MEDIA,
+    DEFAULT_MODEL_ERRORS,
     DEFAULT_PERTURBER_RETRIES,
 )
+from hss_inspect.grading.causes import labeler_prompts, taxonomy
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
+from hss_inspect.providers.limits import rules_file
 
 
 @cache
@@ -44,6 +55,49 @@ def comparability_version() -> int:
 
 def _sha256(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def agentic_inputs() -> dict[str, Any]:
+    """What the agentic condition adds to the standard turn: its system message, each
+    tool's name, signature and description (the text the model reads), and its limits."""
+    tools = {}
+    for media_type in ("image", "video"):
+        media = AgentMedia(
+            media_type,
+            Path(media_type),
+            DEFAULT_FRAMES,
+            DEFAULT_AGENT,
+            DEFAULT_AGENT.max_tool_images,
+        )
+        tools[media_type] = [_tool_text(ToolDef(t)) for t in inspection_tools(media)]
+    return {
+        "system_messages": [prompt.agent_system_message(m) for m in ("image", "video")],
+        "tools": tools,
+        "limits": DEFAULT_AGENT.as_dict(),
+        "conversation_text_bytes": CONVERSATION_TEXT_BYTES,
+    }
+
+
+def _tool_text(tool: ToolDef) -> list[Any]:
+    return [tool.name, tool.description, tool.parameters.model_dump(exclude_none=True)]
+
+
+def provider_rules_inputs() -> dict[str, Any]:
+    """task_configs/model_limits.yaml as it decides what a model is sent: without the
+    documentation links and the image-token formulas (used by `estimate` only)."""
+    rules = dataclasses.asdict(rules_file())
+    for provider in rules["providers"]:
+        del provider["docs"], provider["image_tokens"]
+    return rules
+
+
+def labeler_inputs() -> dict[str, Any]:
+    """The failure-cause labeller's prompt, its taxonomy and its re-asks."""
+    return {
+        "prompt": labeler_prompts().sha256,
+        "taxonomy": dataclasses.asdict(taxonomy()),
+        "retries": DEFAULT_LABELER_RETRIES,
+    }
 
 
 def result_fingerprints() -> dict[str, str]:
@@ -83,6 +137,11 @@ def result_fingerprints() -> dict[str, str]:
                 "judge_retries": DEFAULT_JUDGE_RETRIES,
                 "bootstrap": [BOOTSTRAP_SEED, BOOTSTRAP_RESAMPLES],
                 "value_keys": VALUE_KEYS,
+                # which attempts a finished run holds: failed and retried, or left out
+                "model_errors": DEFAULT_MODEL_ERRORS,
             }
         ),
+        "agentic": _sha256(agentic_inputs()),
+        "provider_rules": _sha256(provider_rules_inputs()),
+        "labeler": _sha256(labeler_inputs()),
     }

@@ -36,6 +36,7 @@ _MODEL_TAG = re.compile(r"\((m\d)\)")
 BY_MODEL = {"m1": "motive", "m2": "motive", "m3": "motive", "m4": "missed_cue", "m5": "missed_cue"}
 _CAUSE = re.compile(r"CAUSE=([A-Za-z_-]+)")
 _log_lock = threading.Lock()
+POLICY_MESSAGE = "Your request was rejected as a result of our safety system."
 
 OUTPUT_TOKENS = 5
 WORDY_OUTPUT_TOKENS = 20  # per reply of the AGENT-WORDY script
@@ -78,6 +79,13 @@ SCRIPTS: dict[str, list[Step]] = {
     "AGENT-WORDY": [call("crop", "Thinking at length; FAIL so far.", x0=0, y0=0, x1=32, y1=32)],
     # One good step, then the server fails the request (HTTP 400, not retried).
     "AGENT-BROKEN": [call("crop", "Looking.", x0=0, y0=0, x1=32, y1=32)],
+    # One good step, then the provider's safety system rejects the request (HTTP 400).
+    "AGENT-REFUSED": [call("crop", "Looking.", x0=0, y0=0, x1=32, y1=32)],
+    # A crop of the box tests/support/faulty_inspect.py can break, then submit.
+    "AGENT-BUGGY": [
+        call("crop", "Looking.", x0=1, y0=2, x1=33, y1=34),
+        call("submit", answer="My answer is PASS."),
+    ],
     # Answers in plain text without calling a tool.
     "AGENT-TEXT": [{"text": "Plainly, my answer is PASS."}],
 }
@@ -149,11 +157,15 @@ class Handler(JsonHandler):
             message = {"role": "assistant", "content": labeler_reply(messages)}
         else:
             message = agent_message(messages, model, bool(body.get("tools")))
-        broken = "[AGENT-BROKEN]" in json.dumps(messages[:2])
-        if broken and any(m.get("role") == "assistant" for m in messages):
-            self._fail(400, "scripted provider failure")
-            return
-        wordy = "[AGENT-WORDY]" in json.dumps(messages[:2])
+        first_turn = json.dumps(messages[:2])
+        if any(m.get("role") == "assistant" for m in messages):
+            if "[AGENT-BROKEN]" in first_turn:
+                self._fail(400, "scripted provider failure")
+                return
+            if "[AGENT-REFUSED]" in first_turn:
+                self._fail(400, POLICY_MESSAGE, "content_policy_violation")
+                return
+        wordy = "[AGENT-WORDY]" in first_turn
         self._reply(model, message, WORDY_OUTPUT_TOKENS if wordy else OUTPUT_TOKENS)
 
     def _reply(self, model: str, message: dict[str, Any], output_tokens: int) -> None:
@@ -178,8 +190,9 @@ class Handler(JsonHandler):
         }
         self.send_json(reply)
 
-    def _fail(self, status: int, message: str) -> None:
-        self.send_json({"error": {"message": message, "type": "invalid_request_error"}}, status)
+    def _fail(self, status: int, message: str, code: str | None = None) -> None:
+        error = {"message": message, "type": "invalid_request_error", "code": code}
+        self.send_json({"error": error}, status)
 
 
 def main() -> None:

@@ -15,7 +15,10 @@ the wire: body bytes, and each image's encoded bytes, raw bytes and dimensions.
 
 The candidate answers by the behaviour word in the question ("[PASS]" -> "My answer is
 PASS."); [EMPTY] gives no text with a length stop; [EMPTYONCE] does so only while
-max_tokens < 1500; [BROKEN] gets a non-size HTTP 400; [TOOBIG] gets a 413 whatever its size.
+max_tokens < 1500; [BROKEN] gets a non-size HTTP 400; [TOOBIG] gets a 413 whatever its size;
+[OUTAGE] gets an HTTP 500 while the file named by `outage_file` exists, else passes;
+[POLICY] gets the HTTP 400 of a request the provider's safety system rejects.
+With `rate_limited_requests: N` the first N requests get an HTTP 429 (rate limited).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
 import sys
 import threading
@@ -33,8 +37,12 @@ from PIL import Image
 
 from tests.support.stand_in import JsonHandler, serve
 
-_BEHAVIOUR = re.compile(r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG)\]")
+_BEHAVIOUR = re.compile(
+    r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG|OUTAGE|POLICY)\]"
+)
 _lock = threading.Lock()
+_requests_seen = 0
+POLICY_MESSAGE = "Your request was rejected as a result of our safety system."
 _files: dict[str, dict[str, Any]] = {}
 _uploads: dict[str, bytearray] = {}
 
@@ -149,7 +157,9 @@ class Handler(JsonHandler):
             "max_tokens": max_tokens,
             "behaviour": behaviour,
         }
-        refusal = self._refusal(api, length, found["images"], behaviour)
+        refusal = self._refusal(api, length, found["images"], behaviour) or self._failure(
+            api, behaviour
+        )
         entry["status"] = refusal[0] if refusal else 200
         self._log(entry)
         if refusal:
@@ -167,8 +177,27 @@ class Handler(JsonHandler):
             )
             return
         empty = behaviour == "EMPTY" or (behaviour == "EMPTYONCE" and int(max_tokens or 0) < 1500)
-        text = "" if empty else f"My answer is {behaviour if behaviour != 'EMPTYONCE' else 'PASS'}."
+        answered = "PASS" if behaviour in ("EMPTYONCE", "OUTAGE") else behaviour
+        text = "" if empty else f"My answer is {answered}."
         self._reply(200, _completion(api, model, text, length_stop=empty))
+
+    # --- outages, rate limits and policy refusals
+    def _failure(self, api: str, behaviour: str) -> tuple[int, dict[str, Any]] | None:
+        global _requests_seen
+        with _lock:
+            _requests_seen += 1
+            seen = _requests_seen
+        if seen <= int(self.config.get("rate_limited_requests") or 0):
+            return 429, _error(api, 429, "rate_limit_error", "Rate limit reached, slow down")
+        outage = self.config.get("outage_file")
+        if behaviour == "OUTAGE" and outage and os.path.exists(outage):
+            return 500, _error(api, 500, "api_error", "Internal server error")
+        if behaviour == "POLICY":
+            body = _error(api, 400, "invalid_request_error", POLICY_MESSAGE)
+            if api not in ("anthropic", "google"):
+                body["error"]["code"] = "content_policy_violation"
+            return 400, body
+        return None
 
     # --- the rules
     def _refusal(

@@ -25,9 +25,12 @@ def run_eval(
     grader: str | None = JUDGE,
     env: dict[str, str] | None = None,
     timeout: float = 300,
+    program: tuple[str, ...] = (INSPECT,),
 ) -> tuple[EvalLog, subprocess.CompletedProcess[str]]:
-    """Run one eval in a child process; returns its log (read in full) and the process."""
-    command = [INSPECT, "eval", task, "--model", model, "--log-dir", str(log_dir)]
+    """Run one eval in a child process; returns its log (read in full) and the process.
+
+    `program` replaces the `inspect` command (e.g. tests/support/faulty_inspect.py)."""
+    command = [*program, "eval", task, "--model", model, "--log-dir", str(log_dir)]
     command += ["--display", "plain", "--log-format", "eval", *args]
     for name, value in (task_args or {}).items():
         command += ["-T", f"{name}={value}"]
@@ -35,6 +38,30 @@ def run_eval(
         command += ["--epochs", str(epochs)]
     if grader:
         command += ["--model-role", f"grader={grader}"]
+    return _run_logged(command, log_dir, base_url, env, timeout)
+
+
+def retry_eval(
+    log: EvalLog,
+    base_url: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> tuple[EvalLog, subprocess.CompletedProcess[str]]:
+    """`inspect eval-retry` of `log` into its own folder; returns the new log and the process."""
+    log_dir = Path(log.location).parent
+    command = [INSPECT, "eval-retry", log.location, "--log-dir", str(log_dir)]
+    command += ["--display", "plain", *args]
+    return _run_logged(command, log_dir, base_url, env, timeout)
+
+
+def _run_logged(
+    command: list[str],
+    log_dir: Path,
+    base_url: str,
+    env: dict[str, str] | None,
+    timeout: float,
+) -> tuple[EvalLog, subprocess.CompletedProcess[str]]:
     child_env = {
         **os.environ,
         "SCRIPTED_API_KEY": "test-key",

@@ -37,14 +37,30 @@ def require_perturber(task_id: str, kind: str) -> None:
     )
 
 
+def needs_perturber(kinds: list[str]) -> str | None:
+    """The first of `kinds` whose variant the perturber writes (directly or as a source)."""
+    for name in kinds:
+        kind = KIND_BY_NAME[name]
+        if kind.made_by is not Maker.RULE or kind.built_from is not None:
+            return name
+    return None
+
+
 @solver
 def audit_answer(  # inspect-evals-lint: ignore[custom_solver_tests] -- run by test_audit_eval
     perturber_retries: int = DEFAULT_PERTURBER_RETRIES,
+    perturber_kind: str | None = None,
 ) -> Solver:
-    """Submit the sample's known answer (its kind in metadata `audit_kind`) as the answer."""
+    """Submit the sample's known answer (its kind in metadata `audit_kind`) as the answer.
+
+    With `perturber_kind` (a chosen kind the perturber writes), every sample refuses to
+    start without a perturber, before the judge grades anything.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         require_grader()
+        if perturber_kind is not None:
+            require_perturber(state.metadata["task_id"], perturber_kind)
         variant, record = await variant_for(state.metadata, perturber_retries)
         state.metadata["audit"] = record
         state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]

@@ -11,7 +11,7 @@ from hss_inspect.audit.kinds import resolve_kinds
 from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.audit.report import AUDIT_CONDITION
 from hss_inspect.audit.scorer import audit_sum, judge_audit
-from hss_inspect.audit.solver import audit_answer
+from hss_inspect.audit.solver import audit_answer, needs_perturber
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import TaskRow
 from hss_inspect.grading.judge import judge_prompts
@@ -36,7 +36,9 @@ def build_audit_task(
     prompts = perturber_prompts()
     return Task(
         dataset=build_audit_dataset(release, rows, chosen_kinds),
-        solver=audit_answer(perturber_retries=re_asks),
+        solver=audit_answer(
+            perturber_retries=re_asks, perturber_kind=needs_perturber(chosen_kinds)
+        ),
         scorer=judge_audit(retries=retries),
         epochs=Epochs(1, audit_sum()),
         version=version[0],

@@ -97,7 +97,8 @@ def report_command(args: argparse.Namespace) -> int:
         for fmt in FORMATS:
             (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
         (args.out / "subdomains.csv").write_text(subdomain_csv(rows), encoding="utf-8")
-        print(f"hss-inspect report: wrote the report and its plots to {args.out}", file=sys.stderr)
+        written = "the report and its plots" if figures else "the report (no plots)"
+        print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
     return 0
 

@@ -6,21 +6,55 @@
   grade. It becomes an error on the sample naming the limit and the payload size.
 - An empty answer after the output budget was spent is retried once with double the
   budget (the reference harness's rule); still empty, it counts as no answer.
-- A provider error that survives Inspect's own retries leaves the attempt out (recorded,
-  counted as `model_error`), or fails the sample with `model_errors=fail`.
+- A provider error (by type: the SDKs' API errors with an HTTP status, timeouts and
+  connection errors, Inspect's own model errors) that survives Inspect's own retries fails
+  the sample by default (`model_errors=fail`), so `inspect eval-retry` can run it again;
+  `model_errors=omit` leaves the attempt out instead (recorded, counted as `model_error`),
+  for good. Any other exception is a bug and fails the sample with its traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import LimitExceededError
 
 from hss_inspect.core.settings import DEFAULT_MODEL_ERRORS, ModelErrors
-from hss_inspect.media.errors import MediaError
+
+# The exception classes that mean the provider failed, as (module, class). The SDKs are
+# optional, and an exception can only be an instance of a class whose module is loaded,
+# so they are looked up in sys.modules and never imported here.
+_PROVIDER_ERROR_CLASSES = (
+    ("openai", "APIStatusError"),  # an HTTP status from the API
+    ("openai", "APIConnectionError"),  # APITimeoutError too
+    ("anthropic", "APIStatusError"),
+    ("anthropic", "APIConnectionError"),
+    ("google.genai.errors", "APIError"),
+    ("httpx", "HTTPStatusError"),
+    ("httpx", "TimeoutException"),
+    ("httpx", "NetworkError"),
+    ("httpx", "RemoteProtocolError"),
+    ("httpx2", "HTTPStatusError"),  # the transport of recent openai SDKs
+    ("httpx2", "TimeoutException"),
+    ("httpx2", "NetworkError"),
+    ("httpx2", "RemoteProtocolError"),
+    # Inspect's own: a provider's error returned as output (raised from that error), and
+    # its per-attempt timeouts. No public home; names pinned by tests/test_model_errors.py.
+    ("inspect_ai.model._model", "ModelGenerateError"),
+    ("inspect_ai.model._model", "AttemptTimeoutError"),
+    ("inspect_ai.model._model", "StreamIdleTimeoutError"),
+)
+# A request that timed out or lost its connection below any SDK (asyncio.TimeoutError is
+# TimeoutError from Python 3.11 on).
+_BUILTIN_PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    asyncio.TimeoutError,
+    ConnectionError,
+)
 
 # Wording of size and count refusals across providers (lowercase). Anthropic: HTTP 413
 # `request_too_large`, "prompt is too long"; OpenAI: `context_length_exceeded`, "too many
@@ -73,6 +107,32 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
     while seen is not None:
         yield seen
         seen = seen.__cause__ or seen.__context__
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what it was raised from. Not its context: a bug raised while a provider
+    error was being handled is still a bug."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__
+
+
+def provider_error_classes() -> tuple[type[BaseException], ...]:
+    """The provider failure classes of the SDKs loaded in this process."""
+    loaded = []
+    for module_name, class_name in _PROVIDER_ERROR_CLASSES:
+        found = getattr(sys.modules.get(module_name), class_name, None)
+        if isinstance(found, type) and issubclass(found, BaseException):
+            loaded.append(found)
+    return (*_BUILTIN_PROVIDER_ERRORS, *loaded)
+
+
+def is_provider_error(exc: BaseException) -> bool:
+    """Whether the provider failed (by type, along the chain of causes); anything else,
+    a KeyError, a TypeError, an assertion, is a bug."""
+    classes = provider_error_classes()
+    return any(isinstance(link, classes) for link in _causes(exc))
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -135,11 +195,6 @@ def output_budget(output: ModelOutput) -> int | None:
     return configured
 
 
-def _is_provider_error(exc: Exception) -> bool:
-    """Errors from the provider's side; limits, media and refusals keep their own course."""
-    return not isinstance(exc, LimitExceededError | MediaError | RequestRefused)
-
-
 def model_error_record(exc: Exception) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
@@ -165,9 +220,10 @@ def answer(model_errors: ModelErrors = DEFAULT_MODEL_ERRORS) -> Solver:
 
 
 def record_model_error(state: TaskState, exc: Exception, model_errors: ModelErrors) -> None:
-    """Leave the attempt out with the error recorded, or re-raise what must fail the sample
-    (`model_errors=fail`, a size refusal, a limit, a media error). Call from an except block."""
-    if not _is_provider_error(exc):
+    """Re-raise what must fail the sample (anything not the provider's, a size refusal, a
+    provider error under `model_errors=fail`), else leave the attempt out with the error
+    recorded. Call from an except block."""
+    if not is_provider_error(exc):
         raise exc
     refused = refusal_in_error(exc)
     if refused is not None:

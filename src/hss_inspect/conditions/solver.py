@@ -20,7 +20,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.turn import user_turn_for
-from hss_inspect.core.roles import require_grader
+from hss_inspect.core.roles import require_roles
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.release import Release
 
@@ -28,11 +28,13 @@ ORACLE_MODEL_NAME = "hss/oracle"
 
 
 @solver
-def hss_input(release: Release, media: MediaSettings, condition: str = "standard") -> Solver:
+def hss_input(
+    release: Release, media: MediaSettings, condition: str = "standard", labeler: bool = False
+) -> Solver:
     """Replace the sample's messages with the HSS user turn for `condition`."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()
+        require_roles(labeler)
         if condition == "blind":
             state.messages = [
                 ChatMessageSystem(content=prompt.BLIND_SYSTEM_MESSAGE),
@@ -49,11 +51,11 @@ def hss_input(release: Release, media: MediaSettings, condition: str = "standard
 
 
 @solver
-def oracle_answer() -> Solver:
+def oracle_answer(labeler: bool = False) -> Solver:
     """Submit the reference answer as the answer: grades the judge, calls no model."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        require_grader()
+        require_roles(labeler)
         reference = state.metadata["golden_response"]
         state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]
         state.output = ModelOutput.from_content(model=ORACLE_MODEL_NAME, content=reference)

@@ -228,8 +228,9 @@ OPTIONS: dict[str, Option] = {
             "model_errors",
             "choice",
             s.DEFAULT_MODEL_ERRORS,
-            "a provider error surviving Inspect's retries: `omit` leaves the attempt out "
-            "(counted in `model_error_rate`), `fail` fails the sample",
+            "a provider error surviving Inspect's retries: `fail` fails the sample (for "
+            "`inspect eval-retry`), `omit` leaves the attempt out for good (counted in "
+            "`model_error_rate`)",
             s.MODEL_ERRORS,
         ),
         Option(
@@ -375,5 +376,22 @@ def options_table(names: Sequence[str]) -> str:
 
 TASK_OPTIONS = tuple(n for n in OPTIONS if n not in AUDIT_ONLY)
 
+
+def update_table(markdown: str) -> str:
+    """`markdown` with its options table (the one headed `| option | default |`) replaced
+    by the declared one."""
+    start = markdown.index("| option | default | meaning |")
+    end = markdown.find("\n\n", start)
+    end = len(markdown) if end == -1 else end
+    return markdown[:start] + options_table(TASK_OPTIONS) + markdown[end:]
+
+
 if __name__ == "__main__":
-    print(options_table(TASK_OPTIONS))
+    import sys
+    from pathlib import Path
+
+    if sys.argv[1:2] == ["--update"]:  # python -m hss_inspect.core.options --update README.md
+        page = Path(sys.argv[2])
+        page.write_text(update_table(page.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(options_table(TASK_OPTIONS))

@@ -36,3 +36,17 @@ def require_role(role: str, message: str) -> None:
 def require_grader() -> None:
     """Refuse to run without a judge, rather than silently grading with the model under test."""
     require_role(GRADER_ROLE, NO_GRADER_MESSAGE)
+
+
+def require_labeler() -> None:
+    """Refuse to label without a labeller (checked when each sample starts, too, before the
+    model under evaluation is called, when -T labeler=true asks for labels)."""
+    require_role(LABELER_ROLE, NO_LABELER_MESSAGE)
+
+
+def require_roles(labeler: bool) -> None:
+    """Refuse to start a sample, before any model is called, without the models its
+    scorers need: the judge, and the labeller when -T labeler=true."""
+    require_grader()
+    if labeler:
+        require_labeler()

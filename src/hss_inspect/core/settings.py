@@ -17,9 +17,11 @@ CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
 MEDIA_CHOICES: tuple[str, ...] = ("all", "image", "video")
 NativeVideo = Literal["auto", "true", "false"]
 NATIVE_VIDEO_CHOICES: tuple[str, ...] = ("auto", "true", "false")
-ModelErrors = Literal["omit", "fail"]
-MODEL_ERRORS: tuple[str, ...] = ("omit", "fail")
-DEFAULT_MODEL_ERRORS: ModelErrors = "omit"
+ModelErrors = Literal["fail", "omit"]
+MODEL_ERRORS: tuple[str, ...] = ("fail", "omit")
+DEFAULT_MODEL_ERRORS: ModelErrors = "fail"
+# Inspect's stop reason for an answer the provider's policy filter refused.
+POLICY_STOP = "content_filter"
 
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
 FRAME_JPEG_QUALITY = 90

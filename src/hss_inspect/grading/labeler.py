@@ -31,7 +31,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from hss_inspect.core.errors import SetupError
-from hss_inspect.core.roles import LABELER_ROLE, NO_LABELER_MESSAGE, require_role
+from hss_inspect.core.roles import LABELER_ROLE, require_labeler
 from hss_inspect.core.settings import DEFAULT_LABELER_RETRIES
 from hss_inspect.grading.causes import (
     FAMILIES,
@@ -46,6 +46,7 @@ from hss_inspect.grading.causes import (
     taxonomy,
 )
 from hss_inspect.grading.judge import UnreadableReply
+from hss_inspect.grading.metrics import REFUSAL
 
 RUBRIC_SCORER = "rubric_judge"
 UNLABELLED = "unlabelled"
@@ -103,13 +104,15 @@ def failure_cause(
     causes, prompts = taxonomy(), labeler_prompts()
 
     async def score(state: TaskState, target: Target) -> Score | None:
-        require_role(LABELER_ROLE, NO_LABELER_MESSAGE)
+        require_labeler()
         if first_attempt_only and state.epoch != 1:
             return None
-        if not graded_failure(rubric_value(state)):
+        judged = rubric_value(state)
+        if not graded_failure(judged):
             return None
+        # a refusal's text is the provider's message, not an answer
         answer = state.output.completion.strip() if state.output else ""
-        if not answer:
+        if not answer or judged.get(REFUSAL):
             return Score(
                 value=label_value(causes, causes.no_answer.id),
                 answer="",

@@ -26,7 +26,8 @@ CONFIDENCE = 0.95
 # that any epoch reducer (mean, median, mode, max, pass_at_k, at_least_k) carries it.
 PASS, RUBRIC = "pass", "rubric"
 NO_ANSWER, GRADING_FAILURE, MODEL_ERROR = "no_answer", "grading_failure", "model_error"
-VALUE_KEYS = (PASS, RUBRIC, NO_ANSWER, GRADING_FAILURE, MODEL_ERROR)
+REFUSAL = "refusal"
+VALUE_KEYS = (PASS, RUBRIC, NO_ANSWER, GRADING_FAILURE, MODEL_ERROR, REFUSAL)
 
 
 def attempt_value(
@@ -35,9 +36,11 @@ def attempt_value(
     no_answer: bool = False,
     grading_failure: bool = False,
     model_error: bool = False,
+    refusal: bool = False,
 ) -> dict[str, float]:
     """One attempt's Score.value. pass and rubric are NaN when the attempt was not graded
-    (a grading failure, or a provider error that left it out), so reducers skip them."""
+    (a grading failure, or a provider error that left it out), so reducers skip them. A
+    refusal (the provider's policy filter) is also a no-answer zero."""
     graded = passed is not None and rubric is not None
     return {
         PASS: float(passed) if graded else math.nan,  # type: ignore[arg-type]
@@ -45,6 +48,7 @@ def attempt_value(
         NO_ANSWER: float(no_answer),
         GRADING_FAILURE: float(grading_failure),
         MODEL_ERROR: float(model_error),
+        REFUSAL: float(refusal),
     }
 
 
@@ -52,9 +56,9 @@ def attempt_value(
 class TaskOutcome:
     """A task's attempts as the epoch reducer left them; pass/rubric None when ungraded.
 
-    Under the default `mean` reducer pass is the task's pass@1 (Eq. 3) and the three
+    Under the default `mean` reducer pass is the task's pass@1 (Eq. 3) and the four
     bookkeeping values are the fractions of its attempts with no answer, a grading
-    failure, or a provider error.
+    failure, a provider error, or a policy refusal.
     """
 
     pass_: float | None
@@ -65,6 +69,7 @@ class TaskOutcome:
     media_type: str = ""
     domain: str = ""
     subdomain: str = ""
+    refusal: float = 0.0
 
 
 def bootstrap_halfwidth(
@@ -106,6 +111,7 @@ def summarize(outcomes: Sequence[TaskOutcome]) -> dict[str, float]:
     summary["no_answer_rate"] = _mean([o.no_answer for o in outcomes])
     summary["grading_failure_rate"] = _mean([o.grading_failure for o in outcomes])
     summary["model_error_rate"] = _mean([o.model_error for o in outcomes])
+    summary["refusal_rate"] = _mean([o.refusal for o in outcomes])
     return summary
 
 
@@ -145,6 +151,7 @@ def outcome_of(sample_score: SampleScore) -> TaskOutcome:
         no_answer=finite_number(values.get(NO_ANSWER)) or 0.0,
         grading_failure=finite_number(values.get(GRADING_FAILURE)) or 0.0,
         model_error=finite_number(values.get(MODEL_ERROR)) or 0.0,
+        refusal=finite_number(values.get(REFUSAL)) or 0.0,
         media_type=str(sample_meta.get("media_type", "")),
         domain=str(sample_meta.get("domain", "")),
         subdomain=str(sample_meta.get("subdomain", "")),

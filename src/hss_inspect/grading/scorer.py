@@ -1,5 +1,9 @@
 """The rubric judge as an Inspect scorer: the model bound to the `grader` role grades all
-criteria of one attempt in one call (paper Sec. 3.1 and App. C.3)."""
+criteria of one attempt in one call (paper Sec. 3.1 and App. C.3).
+
+An answer the provider's policy filter refused (Inspect's `content_filter` stop, whose
+text is the provider's message) is not graded: it is a no-answer zero counted as a
+refusal, as the reference harness scores a failed generation."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
-from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
+from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES, POLICY_STOP
 from hss_inspect.data.rows import Criterion
 from hss_inspect.grading.judge import (
     JudgePrompts,
@@ -57,6 +61,8 @@ def rubric_judge(retries: int = DEFAULT_JUDGE_RETRIES, prompts_file: str = "judg
         require_grader()
         if state.metadata.get("model_error"):
             return model_error_score(state)
+        if state.output and state.output.stop_reason == POLICY_STOP:
+            return refusal_score(state)
         answer = state.output.completion.strip() if state.output else ""
         if not answer:
             return no_answer_score(state)
@@ -185,16 +191,35 @@ def no_answer_score(state: TaskState) -> Score:
     )
 
 
+def refusal_score(state: TaskState) -> Score:
+    """The provider refused to answer on policy: a zero and a no-answer, counted as a
+    refusal; its message is kept, never shown to the judge."""
+    message = (state.output.error or state.output.completion).strip()
+    return Score(
+        value=attempt_value(passed=0, rubric=0.0, no_answer=True, refusal=True),
+        answer="",
+        explanation=(
+            f"Refused: the provider's policy filter stopped the answer ({message[:300]}). "
+            "Counted as a zero, as 'no answer' and as a refusal; the judge was not asked."
+        ),
+        metadata={
+            "refusal": {"stop_reason": state.output.stop_reason, "message": message[-1000:]},
+            "answer_usage": answer_usage(state),
+        },
+    )
+
+
 def model_error_score(state: TaskState) -> Score:
-    """A provider error that survived Inspect's retries: the attempt is left out, counted."""
+    """A provider error that survived Inspect's retries under -T model_errors=omit: the
+    attempt is left out for good, counted."""
     error = state.metadata["model_error"]
     return Score(
         value=attempt_value(model_error=True),
         answer="",
         explanation=(
             f"Model error: the provider failed after Inspect's retries ({error['type']}: "
-            f"{error['message'][:300]}). This attempt is left out of pass@1, not counted "
-            "as a zero; run with -T model_errors=fail to fail the sample instead."
+            f"{error['message'][:300]}). With -T model_errors=omit this attempt is left out "
+            "of pass@1 for good, not counted as a zero."
         ),
         metadata={"model_error": error, "answer_usage": None},
     )

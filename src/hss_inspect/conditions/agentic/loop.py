@@ -6,7 +6,11 @@ evaluation; its tool calls are run by Inspect (`execute_tools`), so every call, 
 arguments, its result and its images are in the log. The conversation ends when the
 model submits, answers without calling a tool, or reaches a limit (steps, output
 tokens, tool images); the graded answer is then the submitted text, else the model's
-latest text. The rubric judge grades it exactly as a single-call answer.
+latest text. The rubric judge grades it exactly as a single-call answer. A step the
+provider's policy filter stops ends the conversation as a refusal (a zero, not graded).
+
+Only the model call itself is the provider's: a tool's bug fails the sample with its
+traceback, while a `ToolError` goes back to the model as the tool's result.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ from inspect_ai.tool import Tool
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.conditions.agentic.views import ShownFrame, image_size
-from hss_inspect.conditions.answer import check_refusal, record_model_error
+from hss_inspect.conditions.answer import check_refusal, is_provider_error, record_model_error
 from hss_inspect.conditions.turn import local_media
 from hss_inspect.core.settings import (
     DEFAULT_MODEL_ERRORS,
+    POLICY_STOP,
     AgentSettings,
     MediaSettings,
     ModelErrors,
@@ -51,6 +56,14 @@ from hss_inspect.providers.limits import applied_limits, frame_settings_for
 CONVERSATION_TEXT_BYTES = 200_000
 
 
+class ModelCallFailed(Exception):
+    """The provider failed one step's model call (after Inspect's retries)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass
 class Conversation:
     """What one agentic conversation cost and how it ended (kept in the sample's metadata)."""
@@ -60,6 +73,7 @@ class Conversation:
     tool_calls: Counter[str] = field(default_factory=Counter)
     tool_errors: int = 0
     ended_by: str = ""
+    refusal: ModelOutput | None = None
 
     def record(self, output: ModelOutput) -> None:
         self.steps += 1
@@ -93,9 +107,10 @@ def hss_agent(
 ) -> Solver:
     """Let the model inspect the media with tools, then grade what it submits.
 
-    A provider error that survives Inspect's retries is handled as in the single-call
-    condition (`hss_inspect.conditions.answer`): the attempt is left out with the error recorded,
-    or the sample fails with `model_errors=fail`; a size refusal fails the sample.
+    A provider error in a model call that survives Inspect's retries is handled as in
+    the single-call condition (`hss_inspect.conditions.answer`): the sample fails (the default), or
+    with `model_errors=omit` the attempt is left out with the error recorded; a size
+    refusal fails the sample.
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -108,10 +123,15 @@ def hss_agent(
         conversation = Conversation()
         try:
             await converse(model, state, tools, agent_media, limits, conversation)
-        except Exception as exc:
+        except ModelCallFailed as failed:
             conversation.ended_by = "model_error"
             state.metadata["agent"] = agent_record(conversation, agent_media, limits, "")
-            record_model_error(state, exc, model_errors)
+            record_model_error(state, failed.error, model_errors)
+            return state
+        if conversation.refusal is not None:
+            state.output = conversation.refusal
+            state.output.usage = conversation.usage
+            state.metadata["agent"] = agent_record(conversation, agent_media, limits, "")
             return state
         answer = agent_media.answer or latest_text(state.messages)
         state.output = ModelOutput.from_content(model=str(model), content=answer)
@@ -131,10 +151,14 @@ async def converse(
     conversation: Conversation,
 ) -> None:
     while not (ended := limit_reached(conversation, media, limits)):
-        output = await model.generate(state.messages, tools)
+        output = await model_step(model, state, tools)
         check_refusal(state, output)
         conversation.record(output)
         state.messages.append(output.message)
+        if output.stop_reason == POLICY_STOP:
+            conversation.refusal = output
+            ended = "refused"
+            break
         if not output.message.tool_calls:
             ended = "answered_without_submit"
             break
@@ -145,6 +169,16 @@ async def converse(
             ended = "submitted"
             break
     conversation.ended_by = ended
+
+
+async def model_step(model: Model, state: TaskState, tools: list[Tool]) -> ModelOutput:
+    """One call of the model; a provider failure is marked as such, a bug is not."""
+    try:
+        return await model.generate(state.messages, tools)
+    except Exception as exc:
+        if is_provider_error(exc):
+            raise ModelCallFailed(exc) from exc
+        raise
 
 
 def latest_text(messages: list[ChatMessage]) -> str:
