@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from hss_inspect.audit.report import is_audit_log, render_audit
 from hss_inspect.grading.causes import taxonomy
@@ -33,6 +34,9 @@ from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, pri
 
 SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
+
+
+Drawn = TypeVar("Drawn")
 
 
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
@@ -91,7 +95,11 @@ def report_command(args: argparse.Namespace) -> int:
         "html": lambda: html_report(shown, rows, difficulty, figures),
     }
     needs_figures = args.out is not None or args.format == "html"
-    figures = plots.report_figures(rows, args.out, paper) if needs_figures else {}
+    figures = (
+        _plotted("report", lambda: plots.report_figures(rows, args.out, paper)) or {}
+        if needs_figures
+        else {}
+    )
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for fmt in FORMATS:
@@ -101,6 +109,15 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
     return 0
+
+
+def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
+    """The figures `draw` makes, or, without matplotlib, a one-line note and None."""
+    try:
+        return draw()
+    except plots.PlotsUnavailable as exc:
+        print(f"hss-inspect {command}: {exc}", file=sys.stderr)
+        return None
 
 
 def _audit(args: argparse.Namespace, paths: list[str]) -> None:
@@ -119,7 +136,7 @@ def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / f"sweep_{args.sweep}.json").write_text(json_report(payload), encoding="utf-8")
         (args.out / f"sweep_{args.sweep}.md").write_text(sweep_markdown(sweep), encoding="utf-8")
-        plots.sweep_figures(sweep, args.out)
+        _plotted("report", lambda: plots.sweep_figures(sweep, args.out))
     sys.stdout.write(json_report(payload) if args.format == "json" else sweep_markdown(sweep))
     return 0
 
@@ -130,7 +147,7 @@ def agreement_command(args: argparse.Namespace) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "agreement.json").write_text(json_report(alignment), encoding="utf-8")
-        plots.agreement_figures(alignment, args.out)
+        _plotted("agreement", lambda: plots.agreement_figures(alignment, args.out))
     text = json_report(alignment) if args.format == "json" else agreement_markdown(alignment)
     sys.stdout.write(text)
     return 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import math
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,15 +183,11 @@ def report_figures(
     rows: Sequence[dict[str, Any]], out: Path | None, paper: Sequence[PublishedRow] = ()
 ) -> dict[str, str]:
     """The leaderboard and heatmap: written under `out` when given, returned as data URIs
-    for the HTML page. Without matplotlib: a note on stderr and no figures."""
-    try:
-        figures = {
-            "leaderboard": leaderboard_plot(rows, _human_baseline(), paper),
-            "heatmap": heatmap_plot(rows),
-        }
-    except PlotsUnavailable as exc:
-        print(f"hss-inspect report: {exc}", file=sys.stderr)
-        return {}
+    for the HTML page. Raises PlotsUnavailable without matplotlib."""
+    figures = {
+        "leaderboard": leaderboard_plot(rows, _human_baseline(), paper),
+        "heatmap": heatmap_plot(rows),
+    }
     captions = {
         "leaderboard": "pass@1 with 95% intervals; dashed line: the paper's human baseline",
         "heatmap": "pass@1 (%) by media type and domain",
@@ -208,24 +203,17 @@ def report_figures(
 
 
 def sweep_figures(sweep: Sweep, out: Path) -> list[Path]:
-    try:
-        return save(sweep_plot(sweep), out, f"sweep_{sweep.kind}")
-    except PlotsUnavailable as exc:
-        print(f"hss-inspect report: {exc}", file=sys.stderr)
-        return []
+    return save(sweep_plot(sweep), out, f"sweep_{sweep.kind}")
 
 
 def agreement_figures(alignment: dict[str, Any], out: Path) -> list[Path]:
     """One scatter per pair of judges (first judge on x)."""
     judges = alignment["judges"]
     written: list[Path] = []
-    try:
-        for i, a in enumerate(judges):
-            for b in judges[i + 1 :]:
-                fig = judge_scatter_plot(alignment["model_scores"], a, b)
-                written += save(fig, out, f"judges_{_slug(a)}_vs_{_slug(b)}")
-    except PlotsUnavailable as exc:
-        print(f"hss-inspect agreement: {exc}", file=sys.stderr)
+    for i, a in enumerate(judges):
+        for b in judges[i + 1 :]:
+            fig = judge_scatter_plot(alignment["model_scores"], a, b)
+            written += save(fig, out, f"judges_{_slug(a)}_vs_{_slug(b)}")
     return written
 
 
