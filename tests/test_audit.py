@@ -198,7 +198,9 @@ def test_the_cache_hands_back_the_stored_variant(tmp_path: Path) -> None:
 
     async def make() -> Perturbation:
         made.append(1)
-        return Perturbation(Variant("contradiction", f"text {len(made)}", "c1", "p/m"), ["r"])
+        return Perturbation(
+            variant=Variant("contradiction", f"text {len(made)}", "c1", "p/m"), replies=["r"]
+        )
 
     async def twice() -> tuple[tuple[Perturbation, bool], ...]:
         return await asyncio.gather(
@@ -219,7 +221,7 @@ def test_the_cache_serves_a_second_event_loop(tmp_path: Path) -> None:
     """Two evals in one process run in two event loops; the entry lock must serve both."""
 
     async def make() -> Perturbation:
-        return Perturbation(Variant("contradiction", "text", "c1", "p/m"), ["r"])
+        return Perturbation(variant=Variant("contradiction", "text", "c1", "p/m"), replies=["r"])
 
     async def contended() -> list[bool]:
         found = await asyncio.gather(*(cached_perturbation(key(), make, tmp_path) for _ in "ab"))
@@ -231,7 +233,7 @@ def test_the_cache_serves_a_second_event_loop(tmp_path: Path) -> None:
 
 def test_a_skipped_variant_is_cached_as_skipped(tmp_path: Path) -> None:
     async def unusable() -> Perturbation:
-        return Perturbation(None, ["a", "b"], ["p1", "p2"])
+        return Perturbation(variant=None, replies=["a", "b"], problems=["p1", "p2"])
 
     asyncio.run(cached_perturbation(key(), unusable, tmp_path))
     stored, cached = asyncio.run(cached_perturbation(key(), unusable, tmp_path))

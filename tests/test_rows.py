@@ -115,3 +115,17 @@ def test_list_options_accept_a_string_a_comma_string_or_a_list() -> None:
     assert as_list("social, physical") == ["social", "physical"]
     assert as_list(["social", "physical"]) == ["social", "physical"]
     assert as_list(None) == []
+
+
+def test_a_subdomain_whose_name_holds_a_comma_is_found_whole_or_split() -> None:
+    from hss_inspect.core.taxonomy import resolve_subdomains
+
+    name = "Social Role, Norm & Power Dynamics"
+    # Inspect hands `-T subdomains="Social Role, Norm & Power Dynamics"` over as a list
+    assert resolve_subdomains(as_list(name)) == {name}
+    assert resolve_subdomains(["Social Role", "Norm & Power Dynamics", "theory_of_mind"]) == {
+        name,
+        "Theory of Mind",
+    }
+    with pytest.raises(ValueError, match="unknown subdomain 'Social Role'"):
+        resolve_subdomains(["Social Role"])

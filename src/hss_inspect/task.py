@@ -323,17 +323,14 @@ def hss_judge_audit(
     """The judge audit: answers with verdicts known by construction, graded by the `grader`.
 
     Args:
-        dataset: a hub dataset id; `demo` (the demo set in the package); a local copy of
-            the repo (a folder holding `data/test.jsonl` and the media); or a JSONL file
-        revision: branch, tag or commit of the hub repo; the commit it resolves to is
-            recorded (`hss_dataset_revision`)
-        media: which tasks: `all`, `image` or `video`
-        domains: domains by full name or short label (`temporal`, `physical`, `social`,
-            `abstract`); one value or a comma list
-        subdomains: subdomains by full name or short label; a comma list
+        dataset: as for `hss`.
+        revision: as for `hss`.
+        media: as for `hss`.
+        domains: as for `hss`.
+        subdomains: as for `hss`.
         kinds: judge audit: the kinds of answers to build (all when unset); a comma list
         sample_tasks: judge audit: a seeded sample of this many tasks (all when unset)
-        judge_retries: re-asks of the judge when its reply cannot be read
+        judge_retries: as for `hss`.
         perturber_retries: judge audit: re-asks of the perturber when its reply cannot be
             used
     """

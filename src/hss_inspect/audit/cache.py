@@ -68,7 +68,9 @@ def decode_entry(key: VariantKey, data: bytes) -> Perturbation | None:
             return None
         stored = entry["variant"]
         variant = None if stored is None else Variant(**stored)
-        return Perturbation(variant, list(entry["replies"]), list(entry["problems"]))
+        return Perturbation(
+            replies=list(entry["replies"]), problems=list(entry["problems"]), variant=variant
+        )
     except (ValueError, KeyError, TypeError):
         return None
 

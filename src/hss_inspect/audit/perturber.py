@@ -12,21 +12,18 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from string import Template
 
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
     Model,
 )
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, PERTURBER_KINDS, Expectation
 from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
 from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.judge import render_criteria
 
 _ONLY_FENCED_BLOCK = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n\s*```\Z", re.DOTALL)
@@ -140,12 +137,10 @@ def _normalized(text: str) -> str:
 
 
 @dataclass
-class Perturbation:
+class Perturbation(Exchange):
     """What one perturber conversation gave: a variant, or None after the last re-ask."""
 
     variant: Variant | None = None
-    replies: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 async def perturb(
@@ -160,26 +155,23 @@ async def perturb(
 ) -> Perturbation:
     """Ask for a variant; re-ask at most `retries` times, naming what was wrong."""
     request = render_perturber_request(prompts, kind, question, media_type, reference, criteria)
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=prompts.system),
-        ChatMessageUser(content=request),
-    ]
     result = Perturbation()
-    for attempt in range(retries + 1):
-        output = await model.generate(messages)
-        result.replies.append(output.completion)
+
+    def read(reply: str) -> str | None:
         try:
-            text, target = parse_perturber_reply(output.completion, kind, criteria, reference)
+            text, target = parse_perturber_reply(reply, kind, criteria, reference)
         except UnusableReply as exc:
-            result.problems.append(str(exc))
-            if attempt < retries:
-                messages += [
-                    ChatMessageAssistant(content=output.completion),
-                    ChatMessageUser(
-                        content=render_perturber_retry(prompts, kind, str(exc), criteria)
-                    ),
-                ]
-            continue
+            return str(exc)
         result.variant = Variant(kind, text, target, str(model))
-        break
+        return None
+
+    await ask(
+        model,
+        prompts.system,
+        request,
+        read,
+        lambda problem: render_perturber_retry(prompts, kind, problem, criteria),
+        retries,
+        result,
+    )
     return result

@@ -260,14 +260,8 @@ def _criterion_lines(rows: Sequence[CriterionRow], limit: int) -> list[str]:
         ]
         for row in wrong[:limit]
     ]
-    lines = [
-        f"### Criteria the judge got wrong ({len(wrong)} of {len(rows)})",
-        "",
-        *table_lines(header, cells),
-    ]
-    if len(wrong) > limit:
-        lines += ["", f"({len(wrong) - limit} more in the JSON report.)"]
-    return lines
+    title = f"### Criteria the judge got wrong ({len(wrong)} of {len(rows)})"
+    return _titled_table(title, header, cells, len(wrong), "in the JSON report")
 
 
 def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
@@ -283,14 +277,17 @@ def _wrong_lines(wrong: Sequence[WrongVerdict], limit: int) -> list[str]:
         ]
         for w in wrong[:limit]
     ]
-    lines = [
-        f"### Criterion verdicts that contradict construction ({len(wrong)})",
-        "",
-        *table_lines(["task", "kind", "criterion", "built", "judge", "justification"], cells),
-    ]
-    if len(wrong) > limit:
-        lines += ["", f"({len(wrong) - limit} more in the log's scores.)"]
-    return lines
+    header = ["task", "kind", "criterion", "built", "judge", "justification"]
+    title = f"### Criterion verdicts that contradict construction ({len(wrong)})"
+    return _titled_table(title, header, cells, len(wrong), "in the log's scores")
+
+
+def _titled_table(
+    title: str, header: Sequence[str], cells: Sequence[Sequence[object]], total: int, rest: str
+) -> list[str]:
+    """A heading, the first rows of a longer list as a table, and where the rest are."""
+    more = ["", f"({total - len(cells)} more {rest}.)"] if total > len(cells) else []
+    return [title, "", *table_lines(header, cells), *more]
 
 
 # ---- two judges on the same variants ---------------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hss_inspect.core.errors import SetupError
-from hss_inspect.core.options import add_flags
+from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     FrameSettings,
@@ -126,15 +126,8 @@ def render(result: dict[str, Any]) -> str:
 
 
 ESTIMATE_OPTIONS = (
-    "dataset",
-    "revision",
-    "media",
-    "domains",
-    "subdomains",
-    "fps",
-    "max_frames",
-    "frame_side",
-    "max_images",
+    *SELECTION_OPTIONS,
+    *FRAME_OPTIONS,
     "frame_bytes_budget",
     "image_max_side",
     "image_max_bytes",

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hss_inspect.core.options import add_flags
+from hss_inspect.core.options import FRAME_OPTIONS, add_flags
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.store import (
     cached_sample_video,
@@ -15,8 +15,6 @@ from hss_inspect.media.store import (
     write_frames,
 )
 from hss_inspect.media.video import sample_video
-
-FRAME_OPTIONS = ("fps", "max_frames", "frame_side", "max_images")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

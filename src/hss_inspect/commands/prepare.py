@@ -17,7 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from hss_inspect.core.options import add_flags
+from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
@@ -171,15 +171,8 @@ class _Progress:
 
 
 PREPARE_OPTIONS = (
-    "dataset",
-    "revision",
-    "media",
-    "domains",
-    "subdomains",
-    "fps",
-    "max_frames",
-    "frame_side",
-    "max_images",
+    *SELECTION_OPTIONS,
+    *FRAME_OPTIONS,
     "image_max_side",
     "image_max_bytes",
     "media_timeout",

@@ -310,6 +310,9 @@ OPTIONS: dict[str, Option] = {
 }
 
 AUDIT_ONLY = ("kinds", "sample_tasks", "perturber_retries")
+# Groups of options the commands share with the tasks.
+SELECTION_OPTIONS = ("dataset", "revision", "media", "domains", "subdomains")
+FRAME_OPTIONS = ("fps", "max_frames", "frame_side", "max_images")
 
 
 DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.items()}

@@ -97,3 +97,23 @@ def resolve_subdomain(value: str) -> str:
             return sub.name
     known = ", ".join(sorted(SUBDOMAIN_BY_LABEL))
     raise ValueError(f"unknown subdomain {value!r}: use a full name or one of {known}")
+
+
+def resolve_subdomains(values: list[str]) -> set[str]:
+    """Full subdomain names for a list option's values. A full name holding a comma
+    (`Social Role, Norm & Power Dynamics`) reaches a list option split at its comma, so
+    neighbouring values that together make a full name are read as that name."""
+    resolved: set[str] = set()
+    start = 0
+    while start < len(values):
+        end = next(
+            (e for e in range(len(values), start + 1, -1) if _is_subdomain(values[start:e])),
+            start + 1,
+        )
+        resolved.add(resolve_subdomain(", ".join(values[start:end])))
+        start = end
+    return resolved
+
+
+def _is_subdomain(parts: list[str]) -> bool:
+    return ", ".join(parts).strip().lower() in {s.lower() for s in SUBDOMAIN_BY_NAME}

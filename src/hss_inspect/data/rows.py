@@ -16,7 +16,7 @@ from hss_inspect.core.taxonomy import (
     MEDIA_TYPES,
     PARENT_OF_SUBDOMAIN,
     resolve_domain,
-    resolve_subdomain,
+    resolve_subdomains,
 )
 
 logger = logging.getLogger(__name__)
@@ -222,7 +222,7 @@ def select_rows(
     if media not in ("all", *MEDIA_TYPES):
         raise ValueError(f"media must be all, image or video, not {media!r}")
     wanted_domains = {resolve_domain(d) for d in as_list(domains)}
-    wanted_subdomains = {resolve_subdomain(s) for s in as_list(subdomains)}
+    wanted_subdomains = resolve_subdomains(as_list(subdomains))
     return [
         row
         for row in rows

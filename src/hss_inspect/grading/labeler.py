@@ -16,14 +16,10 @@ log: `inspect score --scorer hss_inspect/failure_cause --action append
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
     Model,
     get_model,
 )
@@ -33,6 +29,7 @@ from inspect_ai.solver import TaskState
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.roles import LABELER_ROLE, require_labeler
 from hss_inspect.core.settings import DEFAULT_LABELER_RETRIES
+from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.causes import (
     FAMILIES,
     NO_ANSWER_FAMILY,
@@ -59,9 +56,7 @@ NO_RUBRIC_MESSAGE = (
 
 
 @dataclass
-class LabelSession:
-    replies: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+class LabelSession(Exchange):
     label: Label | None = None
 
 
@@ -163,25 +158,24 @@ async def run_labeler(
         reference=state.metadata["golden_response"],
         answer=answer,
     )
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=prompts.system),
-        ChatMessageUser(content=request),
-    ]
     session = LabelSession()
-    for attempt in range(retries + 1):
-        output = await labeler.generate(messages)
-        session.replies.append(output.completion)
+
+    def read(reply: str) -> str | None:
         try:
-            session.label = parse_label(output.completion, causes)
-            break
+            session.label = parse_label(reply, causes)
         except UnreadableReply as exc:
-            problem = str(exc)
-        session.problems.append(problem)
-        if attempt < retries:
-            messages += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=render_label_retry(prompts, causes, problem)),
-            ]
+            return str(exc)
+        return None
+
+    await ask(
+        labeler,
+        prompts.system,
+        request,
+        read,
+        lambda problem: render_label_retry(prompts, causes, problem),
+        retries,
+        session,
+    )
     return session
 
 

@@ -7,14 +7,10 @@ refusal, as the reference harness scores a failed generation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
     Model,
     get_model,
 )
@@ -24,6 +20,7 @@ from inspect_ai.solver import TaskState
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES, POLICY_STOP
 from hss_inspect.data.rows import Criterion
+from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.judge import (
     JudgePrompts,
     JudgeReply,
@@ -44,12 +41,10 @@ def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
 
 
 @dataclass
-class JudgeSession:
+class JudgeSession(Exchange):
     """The replies of one grading conversation and the best reading of them so far."""
 
-    replies: list[str] = field(default_factory=list)
     reading: JudgeReply | None = None
-    problems: list[str] = field(default_factory=list)
 
 
 @scorer(metrics=[hss_metrics()])
@@ -90,24 +85,17 @@ async def run_judge(
         criteria=criteria,
         answer=answer,
     )
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=prompts.system),
-        ChatMessageUser(content=request),
-    ]
     session = JudgeSession()
     expected = [c.id for c in criteria]
-    for attempt in range(retries + 1):
-        output = await grader.generate(messages)
-        session.replies.append(output.completion)
-        problem = _read_reply(session, output.completion, expected)
-        if problem is None:
-            break
-        session.problems.append(problem)
-        if attempt < retries:
-            messages += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=render_retry(prompts, problem, criteria)),
-            ]
+    await ask(
+        grader,
+        prompts.system,
+        request,
+        lambda reply: _read_reply(session, reply, expected),
+        lambda problem: render_retry(prompts, problem, criteria),
+        retries,
+        session,
+    )
     return session
 
 
