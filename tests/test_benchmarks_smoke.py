@@ -32,3 +32,16 @@ def test_bench_sweep_measures_every_column_and_checks_identity(tmp_path: Path) -
     assert row["identical"] is True
     for key in ("alone_s", "sweep_s", "separate_s", "sweep_vs_alone", "alone_cpu_s", "sweep_cpu_s"):
         assert float(row[key]) > 0, key  # type: ignore[arg-type]
+
+
+def test_bench_startup_times_every_case() -> None:
+    from benchmarks.bench_startup import CASES, measure
+
+    result = measure(1, None)
+    assert set(result["median_s"]) == set(CASES)
+    assert all(value > 0 for value in result["median_s"].values())
+    assert set(result["ratios"]) == {
+        "--help / python",
+        "--help / import inspect_ai",
+        "cache / import inspect_ai",
+    }
