@@ -29,6 +29,7 @@ from hss_inspect.audit.tally import (
     total,
 )
 from hss_inspect.core.markdown import table_lines
+from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.report.records import LogError, read_samples
 
 AUDIT_SCORER = "judge_audit"
@@ -88,7 +89,7 @@ def read_audit_log(path: str | Path) -> AuditRun:
     records = [record_of(sample) for sample in samples]
     perturbers = sorted(set(_perturber_models(samples)))
     return AuditRun(
-        judge=_role_model((header.eval.model_roles or {}).get("grader")),
+        judge=_role_model((header.eval.model_roles or {}).get(GRADER_ROLE)),
         perturber=", ".join(perturbers) or "rule only",
         path=str(path),
         records=[r for r in records if r is not None],

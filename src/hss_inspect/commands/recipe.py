@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.report.paper import Deployment, deployment, deployments, judges, paper_data
 from hss_inspect.report.paper import request_settings as paper_request
 
@@ -170,7 +171,7 @@ def run_plan(
                 built,
                 model=run.model,
                 config=GenerateConfig(**run.generate),
-                model_roles={"grader": grader_model},
+                model_roles={GRADER_ROLE: grader_model},
                 epochs=run.epochs,
             )
         )
@@ -195,7 +196,7 @@ def regrade(
         for judge in chosen:
             spec = grader_spec(judge, aliases)
             grader = get_model(spec.pop("model"), config=GenerateConfig(**spec))
-            log = score(log, rubric_judge(), model_roles={"grader": grader}, action="append")
+            log = score(log, rubric_judge(), model_roles={GRADER_ROLE: grader}, action="append")
         write_eval_log(log, path)
     return list(logs)
 

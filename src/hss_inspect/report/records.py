@@ -32,6 +32,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import Score
 
+from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.core.values import finite_number
 
 logger = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ def reasoning_effort_of(log: EvalLog) -> str | None:
 
 def _grader_of(log: EvalLog) -> str:
     roles = log.eval.model_roles or {}
-    grader = roles.get("grader")
+    grader = roles.get(GRADER_ROLE)
     if isinstance(grader, list):
         grader = grader[0] if grader else None
     return grader.model if grader is not None else "unknown judge"
