@@ -1,6 +1,6 @@
 """Anything that changes results changes the task version: the fingerprints of the judge
-prompt, media notes, blind system message, sampling defaults, scoring and the judge
-audit's texts and kinds are pinned per
+prompt, media notes, blind system message, sampling defaults, the token fit (image-token
+rules, fitting constants), scoring and the judge audit's texts and kinds are pinned per
 comparability version N (of eval.yaml's `N-X`)."""
 
 from __future__ import annotations
@@ -20,6 +20,16 @@ PINNED: dict[int, dict[str, str]] = {
         "media_notes": "7f83387238903c3bacd265f9a996054c88d29d4554ec431690f9c2efd542e1af",
         "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
         "sampling_defaults": "796d6581f92842e1b87c2454eab78d41784b3201b81b55cb46de93eeb4494ba4",
+        "scoring": "054bfda45ab68a6610f1ecb9d7700b40bcb75d5c584c77af2b0c1612e3647cd9",
+        "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
+    },
+    # 2: frames fitted to the model's token budget; the thinned note says "input limits"
+    2: {
+        "judge_prompt": "2e65b498f70129f8f8adbfbe0aa0907e2817ac721f59229aec49a5943ded2e22",
+        "media_notes": "c97d17d13f4689782bf53e8247d194f4462098392705a6241b993d3893752cfd",
+        "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
+        "sampling_defaults": "c79eab0800c1e77cbc6baaf84a172e06e570955b0ca2d8348c53c495e7f45b4b",
+        "token_fit": "f29af7ca2211b7a7b66beb6955141f8cd56409e13073b5b170ff7d494a0a695b",
         "scoring": "054bfda45ab68a6610f1ecb9d7700b40bcb75d5c584c77af2b0c1612e3647cd9",
         "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
     },

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import asdict
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -23,6 +24,8 @@ from hss_inspect.core.settings import (
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
+from hss_inspect.providers.fit import FIT_ALGORITHM_VERSION
+from hss_inspect.providers.limits import rules_file
 
 
 @cache
@@ -70,6 +73,7 @@ def result_fingerprints() -> dict[str, str]:
                 "image_algorithm": IMAGE_ALGORITHM_VERSION,
             }
         ),
+        "token_fit": _sha256(token_fit_inputs()),
         "judge_audit": _sha256(
             {
                 "texts": audit_data(),
@@ -85,4 +89,16 @@ def result_fingerprints() -> dict[str, str]:
                 "value_keys": VALUE_KEYS,
             }
         ),
+    }
+
+
+def token_fit_inputs() -> dict[str, Any]:
+    """What decides how many frames fit a model's window: the image-token rules (model
+    families and providers), the fitting constants and the fitting rule's version."""
+    rules = rules_file()
+    return {
+        "families": [{**r.as_dict(), "match": list(r.match)} for r in rules.token_rules],
+        "providers": {p.name: p.image_tokens for p in rules.providers if p.image_tokens},
+        "constants": asdict(rules.fit),
+        "algorithm": FIT_ALGORITHM_VERSION,
     }
