@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,26 +129,37 @@ def assert_graded(sample: Any) -> None:
     assert score.value["pass"] == 1
 
 
-def test_a_500_frame_clip_reaches_a_32k_vllm_server_as_the_most_frames_that_fit(
+@pytest.fixture(scope="module")
+def server_run(
     long_clip_repo: Path,
     shared_cache: Path,
     model_server: tuple[str, Path],
-    vllm_server: tuple[str, Path],
-    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, EvalLog, Path]]:
+    """The 500-frame clip through `vllm/` to a 32k server; yields (server URL, log, the
+    server's request log), the server still up."""
+    workdir = tmp_path_factory.mktemp("server-run")
+    config = {"model": SERVED, "max_model_len": WINDOW, "qwen": QWEN25}
+    with provider_stand_in(workdir / "vllm", config, "vllm_server.py") as (url, wire):
+        log = run(
+            f"vllm/{SERVED}",
+            long_clip_repo,
+            shared_cache,
+            model_server,
+            workdir,
+            "--model-base-url",
+            f"{url}/v1",
+        )
+        yield url, log, wire
+
+
+def test_a_500_frame_clip_reaches_a_32k_vllm_server_as_the_most_frames_that_fit(
+    server_run: tuple[str, EvalLog, Path],
 ) -> None:
-    url, wire = vllm_server
-    log = run(
-        f"vllm/{SERVED}",
-        long_clip_repo,
-        shared_cache,
-        model_server,
-        tmp_path,
-        "--model-base-url",
-        f"{url}/v1",
-    )
+    _, log, wire = server_run
+    [entry] = chats(wire)
     sample = only_sample(log)
     assert_graded(sample)
-    [entry] = chats(wire)
     assert entry["status"] == 200 and entry["max_tokens"] == MAX_TOKENS
     assert entry["prompt_tokens"] + MAX_TOKENS <= WINDOW
     sent = len(entry["images"])
@@ -169,6 +181,34 @@ def test_a_500_frame_clip_reaches_a_32k_vllm_server_as_the_most_frames_that_fit(
     assert f"The following {sent} frames" in note and "thinned from 500 frames" in note
     assert "0.00, " in note and "249.50" in note  # both ends kept
     assert sample.metadata["frames_received"]["frames"] == sent
+
+
+def test_estimate_shows_the_fit_the_run_then_sent(
+    server_run: tuple[str, EvalLog, Path],
+    long_clip_repo: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hss_inspect.commands.cli import main
+
+    url, log, wire = server_run
+    [entry] = chats(wire)
+    args = ["estimate", "--model", f"vllm/{SERVED}", "--dataset", str(long_clip_repo)]
+    args += ["--model-base-url", f"{url}/v1", "--max-tokens", str(MAX_TOKENS), "--epochs", "1"]
+    assert main([*args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["token_budget"]["window"] == WINDOW
+    assert result["token_budget"]["source"] == "server"
+    [clip] = result["per_task"]
+    fit = only_sample(log).metadata["sent_media"]["token_fit"]
+    assert clip["frames_sent"] == len(entry["images"]) == fit["frames_sent"]
+    assert (clip["frames_planned"], clip["frame_side"], clip["fit"]) == (500, 448, "thinned")
+    assert clip["image_tokens"] == sum(i["tokens"] for i in entry["images"])
+    assert clip["estimated_tokens"] == fit["estimated_tokens"]
+    assert main(args) == 0
+    assert len(chats(wire)) == 1  # the estimate asked the server its window, sent nothing
+    text = capsys.readouterr().out
+    assert "context window:      32,768 tokens (server: max_model_len" in text
+    assert re.search(rf"vid-long\s+500\s+{clip['frames_sent']}\s+448\s+[\d,]+\s+thinned", text)
 
 
 def test_a_context_window_given_with_T_wins_over_the_servers(

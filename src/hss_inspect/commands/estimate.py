@@ -83,12 +83,19 @@ def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
 
 
 async def _estimate_rows(
-    release: Any, rows: list[TaskRow], media: MediaSettings, model: str, base_url: str | None
+    release: Any,
+    rows: list[TaskRow],
+    media: MediaSettings,
+    model: str,
+    base_url: str | None,
+    max_tokens: int | None,
 ) -> tuple[TokenBudget, list[RequestEstimate]]:
     from hss_inspect.conditions.turn import user_turn_for
     from hss_inspect.providers.context import budget_for_name
 
-    budget = await budget_for_name(model, media.context_window, media.output_reserve, base_url)
+    budget = await budget_for_name(
+        model, media.context_window, media.output_reserve, base_url, max_tokens
+    )
     estimates = []
     for row in rows:
         meta = {
@@ -232,6 +239,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the model's server, as `inspect eval --model-base-url` takes it (asked for its "
         "context window); else the provider's environment variable",
     )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
+        "the context window",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -263,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
     budget, estimates = asyncio.run(
-        _estimate_rows(release, rows, media, args.model, args.model_base_url)
+        _estimate_rows(release, rows, media, args.model, args.model_base_url, args.max_tokens)
     )
     rule = rule or token_rule_for(args.model, budget.served_root, media.token_rules)
     result = summary(estimates, args.epochs, args.model, budget, rule)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-from inspect_ai.model import Model, get_model, get_model_info
+from inspect_ai.model import GenerateConfig, Model, get_model, get_model_info
 
 from hss_inspect.providers.fit import TokenBudget
 
@@ -265,7 +265,9 @@ async def budget_for(model: Model, context_window: int | None, output_reserve: i
     return TokenBudget(None, "none", "no window known", reserve, reserve_source)
 
 
-def model_for_estimate(model_name: str, base_url: str | None) -> Model | None:
+def model_for_estimate(
+    model_name: str, base_url: str | None, max_tokens: int | None = None
+) -> Model | None:
     """The Model `inspect eval` would build, where building it starts nothing (no server,
     no weights); None otherwise. Without the API key in the environment it is built with a
     placeholder key: the estimate sends no request to the model, only the window probe."""
@@ -280,7 +282,13 @@ def model_for_estimate(model_name: str, base_url: str | None) -> Model | None:
             # Inspect prints its banner on stdout when it first builds a model; the
             # estimate's stdout is its figures (--json), so the banner goes to stderr
             with contextlib.redirect_stdout(sys.stderr):
-                return get_model(model_name, base_url=base_url, api_key=api_key, memoize=False)
+                return get_model(
+                    model_name,
+                    base_url=base_url,
+                    api_key=api_key,
+                    config=GenerateConfig(max_tokens=max_tokens),
+                    memoize=False,
+                )
         except Exception as exc:  # a missing key or client package: try without, then give up
             logger.info("%s: not built for the estimate (%s)", model_name, exc)
     return None
@@ -295,17 +303,26 @@ def info_name(model_name: str) -> str:
 
 
 async def budget_for_name(
-    model_name: str, context_window: int | None, output_reserve: int, base_url: str | None = None
+    model_name: str,
+    context_window: int | None,
+    output_reserve: int,
+    base_url: str | None = None,
+    max_tokens: int | None = None,
 ) -> TokenBudget:
     """`budget_for` from a model name, as `hss-inspect estimate` knows it."""
-    model = model_for_estimate(model_name, base_url)
+    model = model_for_estimate(model_name, base_url, max_tokens)
     if model is not None:
         return await budget_for(model, context_window, output_reserve)
+    reserve, why = (
+        (max_tokens, "--max-tokens")
+        if max_tokens is not None
+        else (output_reserve, "-T output_reserve")
+    )
     if context_window is not None:
         detail = f"-T context_window={context_window}"
-        return TokenBudget(context_window, "option", detail, output_reserve, "-T output_reserve")
+        return TokenBudget(context_window, "option", detail, reserve, why)
     info = model_info_window(info_name(model_name))
     if info is None:
-        return TokenBudget(None, "none", "no window known", output_reserve, "-T output_reserve")
+        return TokenBudget(None, "none", "no window known", reserve, why)
     window, cap, detail = info
-    return TokenBudget(window, "model info", detail, output_reserve, "-T output_reserve", cap)
+    return TokenBudget(window, "model info", detail, reserve, why, cap)
