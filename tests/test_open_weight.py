@@ -211,6 +211,29 @@ def test_estimate_shows_the_fit_the_run_then_sent(
     assert re.search(rf"vid-long\s+500\s+{clip['frames_sent']}\s+448\s+[\d,]+\s+thinned", text)
 
 
+def test_the_report_shows_the_frames_each_model_received(
+    server_run: tuple[str, EvalLog, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hss_inspect.commands.cli import main
+
+    _, log, wire = server_run
+    [entry] = chats(wire)
+    sent = len(entry["images"])
+    assert main(["report", log.location, "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["frames_received"] == {
+        "attempts": 1,
+        "median": sent,
+        "min": sent,
+        "max": sent,
+        "fitted_to_window": 1,
+    }
+    assert main(["report", log.location]) == 0
+    markdown = capsys.readouterr().out
+    line = f"- vllm/{SERVED}: median {sent} (min {sent}, max {sent}) over 1 attempt(s); 1 thinned"
+    assert line in markdown
+
+
 def test_a_context_window_given_with_T_wins_over_the_servers(
     long_clip_repo: Path,
     shared_cache: Path,
