@@ -349,3 +349,26 @@ def test_a_window_the_server_does_not_have_is_refused_as_a_sample_error_naming_b
     assert "The server's limit is a context window of 32,768 tokens (vLLM)" in message
     assert "a context window of 65,536 tokens (option: -T context_window=65536)" in message
     assert "-T context_window to the server's window" in message
+
+
+def test_estimate_shows_a_shrunk_fit_and_a_clip_that_cannot_fit(
+    long_clip_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hss_inspect.commands.cli import main
+
+    args = ["estimate", "--model", f"vllm/{SERVED}", "--dataset", str(long_clip_repo)]
+    args += ["--max-tokens", str(MAX_TOKENS), "--epochs", "1", "--json"]
+    # 2,400 - 1,000 output = 1,400: 28 margin, 256 template, ~460 text leave ~650 for 8
+    # frames, ~80 each with its 20-token label: about 60 for the image, under the 146 of
+    # a 448 px frame: shrunk
+    assert main([*args, "--context-window", "2400"]) == 0
+    [clip] = json.loads(capsys.readouterr().out)["per_task"]
+    assert (clip["frames_sent"], clip["fit"]) == (8, "thinned+shrunk")
+    width, height = clip["sizes"][0]
+    assert max(width, height) == clip["frame_side"] < 448
+    # the Qwen2.5-VL tokens of the size sent, + 2, are within the share of one frame
+    per_image = clip["image_tokens"] // 8
+    assert per_image == round(height / 28) * round(width / 28) + 2 <= 60
+    assert main([*args, "--context-window", "1500"]) == 0
+    [clip] = json.loads(capsys.readouterr().out)["per_task"]
+    assert clip["frames_sent"] is None and "even 8 frames at 128 px" in clip["fit"]

@@ -26,7 +26,7 @@ from hss_inspect.core.settings import (
 )
 from hss_inspect.data.release import open_release
 from hss_inspect.data.rows import TaskRow, select_rows
-from hss_inspect.providers.fit import TokenBudget
+from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import (
     TokenRule,
     native_video_refusal,
@@ -48,19 +48,14 @@ class RequestEstimate:
     frames_planned: int | None = None
     frames_sent: int | None = None
     frame_side: int | None = None
-    fit: str | None = None  # "thinned", "shrunk", "thinned+shrunk" or None
-
-
-def image_sizes(record: dict[str, Any]) -> list[tuple[int, int]]:
-    if record["kind"] == "image":
-        return [(record["width"], record["height"])]
-    if record["kind"] == "frames":
-        width, height = record["frame_size_sent"]
-        return [(width, height)] * record["frame_count"]
-    return []
+    # "thinned", "shrunk", "thinned+shrunk", None, or why the clip cannot fit (the sample
+    # then fails before anything is sent)
+    fit: str | None = None
 
 
 def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
+    from hss_inspect.conditions.turn import sent_image_sizes
+
     tokens = record.get("token_fit") or {}
     changed = [
         w
@@ -73,7 +68,7 @@ def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
         images=record["payload"]["images"],
         request_bytes=record["payload"]["estimated_request_bytes"],
         image_tokens=tokens.get("estimated_image_tokens"),
-        sizes=image_sizes(record),
+        sizes=sent_image_sizes(record),
         estimated_tokens=tokens.get("estimated_tokens"),
         frames_planned=tokens.get("frames_planned"),
         frames_sent=tokens.get("frames_sent"),
@@ -104,7 +99,11 @@ async def _estimate_rows(
             "media_type": row.media_type,
             "prompt": row.prompt,
         }
-        _, record = await user_turn_for(release, media, model, meta, budget)
+        try:
+            _, record = await user_turn_for(release, media, model, meta, budget)
+        except DoesNotFit as exc:  # the run would fail this sample before sending it
+            estimates.append(RequestEstimate(row.task_id, "frames", 0, 0, 0, [], fit=str(exc)))
+            continue
         estimates.append(estimate_request(record, row.task_id))
     return budget, estimates
 
@@ -175,23 +174,30 @@ def window_text(budget: dict[str, Any]) -> str:
 
 
 def fit_lines(result: dict[str, Any]) -> list[str]:
-    """The fit of each clip: frames planned and sent, their side, estimated tokens."""
-    clips = [t for t in result["per_task"] if t["frames_sent"] is not None]
+    """The fit of each clip: frames planned and sent, their side, estimated tokens; and
+    the clips that cannot fit, which the run fails before sending anything."""
+    clips = [t for t in result["per_task"] if t["kind"] == "frames"]
     if not clips or result["token_budget"]["input_tokens"] is None:
         return []
+    failed = [t for t in clips if t["frames_sent"] is None and t["fit"]]
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:,}"
+
     rows = [
         [
             t["task_id"],
-            f"{t['frames_planned']}",
-            f"{t['frames_sent']}",
-            f"{t['frame_side']}",
-            f"{t['estimated_tokens']:,}" if t["estimated_tokens"] is not None else "n/a",
-            t["fit"] or "-",
+            cell(t["frames_planned"]),
+            cell(t["frames_sent"]),
+            cell(t["frame_side"]),
+            cell(t["estimated_tokens"]),
+            "does not fit" if t in failed else t["fit"] or "-",
         ]
         for t in clips
     ]
     header = ["task", "planned", "sent", "side", "est. tokens", "fit"]
-    return ["frames fitted to the window, per clip:", *aligned([header, *rows])]
+    lines = ["frames fitted to the window, per clip:", *aligned([header, *rows])]
+    return lines + [f"  {t['fit']}" for t in failed]
 
 
 def aligned(rows: list[list[str]]) -> list[str]:

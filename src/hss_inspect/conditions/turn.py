@@ -160,7 +160,7 @@ def token_fit_record(
     """What the request was fitted to and what it is estimated to cost, in tokens: the
     window and its source, the output kept free, the rule, the frames and their side, and
     whether the fit thinned or shrank them."""
-    sizes = _sent_image_sizes(details)
+    sizes = sent_image_sizes(details)
     costs = [image_tokens(rule, w, h) for w, h in sizes]
     image = None if None in costs else sum(c or 0 for c in costs)
     text = payload["text_bytes"] + limits.fit.template_tokens
@@ -192,7 +192,8 @@ def token_fit_record(
     return record
 
 
-def _sent_image_sizes(details: dict[str, Any]) -> list[tuple[int, int]]:
+def sent_image_sizes(details: dict[str, Any]) -> list[tuple[int, int]]:
+    """The size of each image a request carries, from its record."""
     if details.get("kind") == "image":
         return [(details["width"], details["height"])]
     if details.get("kind") == "frames":
