@@ -4,9 +4,15 @@ the fitting arithmetic, what vLLM/SGLang/Ollama report, and the servers' refusal
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from inspect_ai.model import GenerateConfig, get_model
 
 from hss_inspect.conditions.answer import (
     looks_like_size_refusal,
@@ -15,6 +21,7 @@ from hss_inspect.conditions.answer import (
 )
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.providers.context import (
+    budget_for,
     window_in_models_list,
     window_in_ollama_ps,
     window_in_ollama_show,
@@ -342,3 +349,61 @@ def test_the_refusal_says_which_budget_was_used_and_how_to_set_it() -> None:
     assert "--limit-mm-per-prompt" in token_budget_note(REFUSALS[-1][0], sent)
     assert token_budget_note("Request exceeds the maximum size", sent) == ""
     assert not looks_like_size_refusal("temperature: unsupported value for this model")
+
+
+# ---- asking a running server, through the Model Inspect builds --------------------------
+
+
+class _Server(BaseHTTPRequestHandler):
+    """Ollama's /api/ps and /api/show and vLLM's /v1/models, with the shapes of their docs."""
+
+    def _send(self, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path == "/api/ps":
+            self._send({"models": []})  # nothing loaded yet
+        elif self.path == "/v1/models":
+            self._send({"object": "list", "data": [vllm_card("m", max_model_len=12_288)]})
+        else:
+            self.send_error(404)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self._send({"parameters": "num_ctx 24576", "capabilities": ["completion", "vision"]})
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def local_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_the_window_is_asked_of_the_server_the_model_talks_to(local_server: str) -> None:
+    ollama = get_model("ollama/qwen2.5vl:7b", base_url=f"{local_server}/v1", memoize=False)
+    budget = asyncio.run(budget_for(ollama, None, 4096))
+    assert (budget.window, budget.source) == (24_576, "server")
+    assert "num_ctx" in budget.detail and budget.output_reserve == 4096
+    vllm = get_model(
+        "vllm/m",
+        base_url=f"{local_server}/v1",
+        config=GenerateConfig(max_tokens=500),
+        memoize=False,
+    )
+    budget = asyncio.run(budget_for(vllm, None, 4096))
+    assert (budget.window, budget.source, budget.output_reserve) == (12_288, "server", 500)
+    assert budget.input_tokens == 12_288 - 500
+    # an option wins, and nothing is asked
+    assert asyncio.run(budget_for(vllm, 8_000, 4096)).source == "option"
