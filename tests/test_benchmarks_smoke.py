@@ -45,3 +45,19 @@ def test_bench_startup_times_every_case() -> None:
         "--help / import inspect_ai",
         "cache / import inspect_ai",
     }
+
+
+def test_token_fit_table_fits_a_clip_to_each_window(tmp_path: Path) -> None:
+    import asyncio
+
+    from benchmarks.token_fit import fit_of
+    from tests.support.fixture_repo import write_video
+
+    clip = tmp_path / "long.mp4"
+    write_video(clip, fps=2, seconds=250, size=(448, 252))
+    small = asyncio.run(fit_of(clip, "vllm/Qwen/Qwen2.5-VL-7B-Instruct", 32_768))
+    large = asyncio.run(fit_of(clip, "vllm/Qwen/Qwen2.5-VL-7B-Instruct", 1_000_000))
+    # 146 tokens a frame (16 x 9 blocks + 2): far fewer than 500 fit 28k, all fit 1M
+    assert 100 < small["frames"] < 200 and large["frames"] == 500
+    assert small["image_tokens"] == 146 * small["frames"]
+    assert small["estimated_tokens"] <= 32_768 - 4096

@@ -1,8 +1,8 @@
 """Anything that changes results changes the task version: the fingerprints of the judge
-prompt, media notes, blind system message, sampling defaults, scoring, the judge
-audit's texts and kinds, the agentic condition's inputs, the provider rules and the
-labeller's prompt and taxonomy are pinned per comparability version N (of eval.yaml's
-`N-X`)."""
+prompt, media notes, blind system message, sampling defaults, the token fit (image-token
+rules, fitting constants), scoring, the judge audit's texts and kinds, the agentic
+condition's inputs, the provider rules and the labeller's prompt and taxonomy are pinned
+per comparability version N (of eval.yaml's `N-X`)."""
 
 from __future__ import annotations
 
@@ -31,13 +31,15 @@ PINNED: dict[int, dict[str, str]] = {
         "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
     },
     # 2-B: policy refusals scored as zeros (a `refusal` key in each value), provider
-    # errors fail the sample by default, and the agentic inputs, provider rules and
-    # labeller are fingerprinted too.
+    # errors fail the sample by default, frames fitted to the model's token budget (the
+    # thinned note says "input limits"), and the agentic inputs, provider rules, token fit
+    # and labeller are fingerprinted too.
     2: {
         "judge_prompt": "2e65b498f70129f8f8adbfbe0aa0907e2817ac721f59229aec49a5943ded2e22",
-        "media_notes": "7f83387238903c3bacd265f9a996054c88d29d4554ec431690f9c2efd542e1af",
+        "media_notes": "c97d17d13f4689782bf53e8247d194f4462098392705a6241b993d3893752cfd",
         "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
-        "sampling_defaults": "796d6581f92842e1b87c2454eab78d41784b3201b81b55cb46de93eeb4494ba4",
+        "sampling_defaults": "c79eab0800c1e77cbc6baaf84a172e06e570955b0ca2d8348c53c495e7f45b4b",
+        "token_fit": "f29af7ca2211b7a7b66beb6955141f8cd56409e13073b5b170ff7d494a0a695b",
         "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
         "scoring": "84689ac722b6c9737c0575e6281595965e21474c7113797266f290bde32fc802",
         "agentic": "8a1a0f113d4c77e6521b5b0d4e24adb6dcf65aa0752b1f087aeaa70b7d304e85",

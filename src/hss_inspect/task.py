@@ -36,6 +36,7 @@ from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.providers.limits import applied_limits, clamp_warnings, native_video_refusal
+from hss_inspect.providers.tokens import check_rule
 from hss_inspect.versioning import comparability_version, task_version
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,9 @@ def hss(
     image_max_bytes: int = DEFAULTS["image_max_bytes"],
     native_video: str | bool = DEFAULTS["native_video"],
     media_timeout: float = DEFAULTS["media_timeout"],
+    context_window: int | None = DEFAULTS["context_window"],
+    output_reserve: int = DEFAULTS["output_reserve"],
+    token_rules: str | None = DEFAULTS["token_rules"],
     judge_retries: int = DEFAULTS["judge_retries"],
     model_errors: str = DEFAULTS["model_errors"],
     agent_steps: int = DEFAULTS["agent_steps"],
@@ -98,6 +102,15 @@ def hss(
             provider that cannot); `false`
         media_timeout: seconds allowed to prepare one sample's media file; past it the
             sample fails with an error naming the task, the file and this option
+        context_window: tokens of the model's context window (input and output) the
+            frames are fitted to: thinned uniformly, then shrunk, until the request fits;
+            unset, the server's (vLLM/SGLang `/v1/models`, Ollama), else Inspect's model
+            info, else no token limit
+        output_reserve: tokens of the window kept for the answer when Inspect sends no
+            max_tokens (`--max-tokens`, or the provider's default max_tokens, is kept
+            instead)
+        token_rules: a YAML file of image-token rules (a list under `image_tokens:`,
+            fields as in task_configs/model_limits.yaml), tried before the packaged ones
         judge_retries: re-asks of the judge when its reply cannot be read
         model_errors: a provider error surviving Inspect's retries: `fail` fails the sample
             (for `inspect eval-retry`), `omit` leaves the attempt out for good (counted in
@@ -239,6 +252,9 @@ def media_settings_of(o: dict[str, Any]) -> MediaSettings:
         image_max_bytes=o["image_max_bytes"],
         native_video=o["native_video"],
         media_timeout=o["media_timeout"],
+        context_window=o["context_window"],
+        output_reserve=o["output_reserve"],
+        token_rules=o["token_rules"],
     )
 
 
@@ -302,7 +318,12 @@ def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] |
     refusal = native_video_refusal(media, model)
     if refusal is not None:
         raise SetupError(refusal)
-    limits = applied_limits(media, model)
+    try:
+        limits = applied_limits(media, model)
+        if limits.token_rule is not None:
+            check_rule(limits.token_rule)
+    except ValueError as exc:  # a -T token_rules file or rule that cannot be used
+        raise SetupError(str(exc)) from None
     for warning in clamp_warnings(limits):
         logger.warning(warning)
     return limits_record(limits)

@@ -33,6 +33,7 @@ from hss_inspect.grading.causes import labeler_prompts, taxonomy
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
+from hss_inspect.providers.fit import FIT_ALGORITHM_VERSION
 from hss_inspect.providers.limits import rules_file
 
 
@@ -83,9 +84,11 @@ def _tool_text(tool: ToolDef) -> list[Any]:
 
 
 def provider_rules_inputs() -> dict[str, Any]:
-    """task_configs/model_limits.yaml as it decides what a model is sent: without the
-    documentation links and the image-token formulas (used by `estimate` only)."""
+    """task_configs/model_limits.yaml's payload rules as they decide what a model is sent:
+    without the documentation links, and without the image-token rules and fitting
+    constants, which `token_fit` covers."""
     rules = dataclasses.asdict(rules_file())
+    del rules["token_rules"], rules["fit"]
     for provider in rules["providers"]:
         del provider["docs"], provider["image_tokens"]
     return rules
@@ -124,6 +127,7 @@ def result_fingerprints() -> dict[str, str]:
                 "image_algorithm": IMAGE_ALGORITHM_VERSION,
             }
         ),
+        "token_fit": _sha256(token_fit_inputs()),
         "judge_audit": _sha256(
             {
                 "texts": audit_data(),
@@ -144,4 +148,16 @@ def result_fingerprints() -> dict[str, str]:
         "agentic": _sha256(agentic_inputs()),
         "provider_rules": _sha256(provider_rules_inputs()),
         "labeler": _sha256(labeler_inputs()),
+    }
+
+
+def token_fit_inputs() -> dict[str, Any]:
+    """What decides how many frames fit a model's window: the image-token rules (model
+    families and providers), the fitting constants and the fitting rule's version."""
+    rules = rules_file()
+    return {
+        "families": [{**r.as_dict(), "match": list(r.match)} for r in rules.token_rules],
+        "providers": {p.name: p.image_tokens for p in rules.providers if p.image_tokens},
+        "constants": dataclasses.asdict(rules.fit),
+        "algorithm": FIT_ALGORITHM_VERSION,
     }

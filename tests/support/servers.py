@@ -115,8 +115,11 @@ def olah_hub(mirrors: Path, workdir: Path) -> Iterator[str]:
 
 
 @contextmanager
-def provider_stand_in(workdir: Path, rules: dict[str, object]) -> Iterator[tuple[str, Path]]:
-    """Start the provider stand-in enforcing `rules`; yields (root URL, request log)."""
+def provider_stand_in(
+    workdir: Path, rules: dict[str, object], script: str = "provider_server.py"
+) -> Iterator[tuple[str, Path]]:
+    """Start the provider stand-in (or another `script` taking the same arguments) enforcing
+    `rules`; yields (root URL, request log)."""
     import json
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -127,7 +130,7 @@ def provider_stand_in(workdir: Path, rules: dict[str, object]) -> Iterator[tuple
         [
             sys.executable,
             "-m",
-            stand_in_module("provider_server.py"),
+            stand_in_module(script),
             str(config),
             str(port_file),
             str(log_file),

@@ -1,10 +1,12 @@
 """`hss-inspect estimate`: the requests, images, payload and image input tokens of a run,
-before anything is sent.
+and how each clip's frames fit the model's context window, before anything is sent.
 
 Each selected sample's user turn is built exactly as the task builds it for the model
-(`conditions.turn.user_turn_for`: the same limits, frames and re-encoding, filling the same
-cache), so the figures are those of the requests the run will send. Image tokens follow
-the provider's published formula (`image_tokens` in task_configs/model_limits.yaml).
+(`conditions.turn.user_turn_for`: the same limits, token budget, frames and re-encoding,
+filling the same cache), so the figures are those of the requests the run will send. Image
+tokens follow the model family's or the provider's formula (`image_tokens` in
+task_configs/model_limits.yaml); the window is found as the run finds it
+(`providers.context`), the server asked at `--model-base-url` or the provider's URL.
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ from hss_inspect.core.settings import (
 )
 from hss_inspect.data.release import open_release
 from hss_inspect.data.rows import TaskRow, select_rows
-from hss_inspect.providers.limits import ProviderRules, native_video_refusal, provider_rules
-from hss_inspect.providers.tokens import image_tokens
+from hss_inspect.providers.fit import DoesNotFit, TokenBudget
+from hss_inspect.providers.limits import (
+    TokenRule,
+    native_video_refusal,
+    provider_rules,
+    token_rule_for,
+)
+from hss_inspect.providers.tokens import check_rule
 
 
 @dataclass
@@ -36,37 +44,53 @@ class RequestEstimate:
     request_bytes: int
     image_tokens: int | None
     sizes: list[tuple[int, int]]
+    estimated_tokens: int | None = None
+    frames_planned: int | None = None
+    frames_sent: int | None = None
+    frame_side: int | None = None
+    # "thinned", "shrunk", "thinned+shrunk", None, or why the clip cannot fit (the sample
+    # then fails before anything is sent)
+    fit: str | None = None
 
 
-def image_sizes(record: dict[str, Any]) -> list[tuple[int, int]]:
-    if record["kind"] == "image":
-        return [(record["width"], record["height"])]
-    if record["kind"] == "frames":
-        width, height = record["frame_size_sent"]
-        return [(width, height)] * record["frame_count"]
-    return []
+def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
+    from hss_inspect.conditions.turn import sent_image_sizes
 
-
-def estimate_request(rules: ProviderRules, record: dict[str, Any], task_id: str) -> RequestEstimate:
-    sizes = image_sizes(record)
-    tokens = [image_tokens(rules, w, h) for w, h in sizes]
-    known = None if any(t is None for t in tokens) else sum(t or 0 for t in tokens)
+    tokens = record.get("token_fit") or {}
+    changed = [
+        w
+        for w, key in (("thinned", "thinned_to_fit"), ("shrunk", "shrunk_to_fit"))
+        if tokens.get(key)
+    ]
     return RequestEstimate(
         task_id=task_id,
         kind=record["kind"],
         images=record["payload"]["images"],
         request_bytes=record["payload"]["estimated_request_bytes"],
-        image_tokens=known,
-        sizes=sizes,
+        image_tokens=tokens.get("estimated_image_tokens"),
+        sizes=sent_image_sizes(record),
+        estimated_tokens=tokens.get("estimated_tokens"),
+        frames_planned=tokens.get("frames_planned"),
+        frames_sent=tokens.get("frames_sent"),
+        frame_side=tokens.get("frame_side"),
+        fit="+".join(changed) or None,
     )
 
 
 async def _estimate_rows(
-    release: Any, rows: list[TaskRow], media: MediaSettings, model: str
-) -> list[RequestEstimate]:
+    release: Any,
+    rows: list[TaskRow],
+    media: MediaSettings,
+    model: str,
+    base_url: str | None,
+    max_tokens: int | None,
+) -> tuple[TokenBudget, list[RequestEstimate]]:
     from hss_inspect.conditions.turn import user_turn_for
+    from hss_inspect.providers.context import budget_for_name
 
-    rules = provider_rules(model)
+    budget = await budget_for_name(
+        model, media.context_window, media.output_reserve, base_url, max_tokens
+    )
     estimates = []
     for row in rows:
         meta = {
@@ -75,12 +99,22 @@ async def _estimate_rows(
             "media_type": row.media_type,
             "prompt": row.prompt,
         }
-        _, record = await user_turn_for(release, media, model, meta)
-        estimates.append(estimate_request(rules, record, row.task_id))
-    return estimates
+        try:
+            _, record = await user_turn_for(release, media, model, meta, budget)
+        except DoesNotFit as exc:  # the run would fail this sample before sending it
+            estimates.append(RequestEstimate(row.task_id, "frames", 0, 0, 0, [], fit=str(exc)))
+            continue
+        estimates.append(estimate_request(record, row.task_id))
+    return budget, estimates
 
 
-def summary(estimates: list[RequestEstimate], epochs: int, model: str) -> dict[str, Any]:
+def summary(
+    estimates: list[RequestEstimate],
+    epochs: int,
+    model: str,
+    budget: TokenBudget,
+    rule: TokenRule | None,
+) -> dict[str, Any]:
     rules = provider_rules(model)
     tokens = [e.image_tokens for e in estimates]
     largest = max(estimates, key=lambda e: e.request_bytes, default=None)
@@ -96,7 +130,9 @@ def summary(estimates: list[RequestEstimate], epochs: int, model: str) -> dict[s
         "largest_request_task": largest.task_id if largest else None,
         "request_max_bytes": rules.request_max_bytes,
         "image_tokens": None if None in tokens else sum(t or 0 for t in tokens) * epochs,
-        "image_token_formula": rules.image_tokens.get("formula"),
+        "image_token_formula": rule.formula.get("formula") if rule else None,
+        "image_token_rule": rule.as_dict() if rule else None,
+        "token_budget": budget.as_dict(),
         "per_task": [asdict(e) for e in estimates],
     }
 
@@ -120,9 +156,60 @@ def render(result: dict[str, Any]) -> str:
             f"largest request:     {result['largest_request_bytes'] / 1e6:.2f} MB{limit_text} "
             f"({result['largest_request_task']})",
             f"image input tokens:  {token_text}",
+            f"context window:      {window_text(result['token_budget'])}",
+            *fit_lines(result),
             "Text tokens, the judge's calls and output tokens come on top.",
         ]
     )
+
+
+def window_text(budget: dict[str, Any]) -> str:
+    if budget["input_tokens"] is None:
+        return "none known: frames are not fitted to tokens (set -T context_window)"
+    return (
+        f"{budget['window'] or budget['input_limit']:,} tokens ({budget['source']}: "
+        f"{budget['detail']}); {budget['output_reserve']:,} kept for the output "
+        f"({budget['reserve_source']})"
+    )
+
+
+def fit_lines(result: dict[str, Any]) -> list[str]:
+    """The fit of each clip: frames planned and sent, their side, estimated tokens; and
+    the clips that cannot fit, which the run fails before sending anything."""
+    clips = [t for t in result["per_task"] if t["kind"] == "frames"]
+    if not clips or result["token_budget"]["input_tokens"] is None:
+        return []
+    failed = [t for t in clips if t["frames_sent"] is None and t["fit"]]
+
+    def cell(value: Any) -> str:
+        return "-" if value is None else f"{value:,}"
+
+    rows = [
+        [
+            t["task_id"],
+            cell(t["frames_planned"]),
+            cell(t["frames_sent"]),
+            cell(t["frame_side"]),
+            cell(t["estimated_tokens"]),
+            "does not fit" if t in failed else t["fit"] or "-",
+        ]
+        for t in clips
+    ]
+    header = ["task", "planned", "sent", "side", "est. tokens", "fit"]
+    lines = ["frames fitted to the window, per clip:", *aligned([header, *rows])]
+    return lines + [f"  {t['fit']}" for t in failed]
+
+
+def aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  "
+        + "  ".join(
+            c.rjust(w) if i else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
 
 
 ESTIMATE_OPTIONS = (
@@ -132,6 +219,9 @@ ESTIMATE_OPTIONS = (
     "image_max_side",
     "image_max_bytes",
     "native_video",
+    "context_window",
+    "output_reserve",
+    "token_rules",
 )
 
 
@@ -143,6 +233,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--epochs", type=int, default=DEFAULT_EPOCHS, help="attempts per task, as in the run"
     )
     add_flags(parser, ESTIMATE_OPTIONS)
+    parser.add_argument(
+        "--model-base-url",
+        help="the model's server, as `inspect eval --model-base-url` takes it (asked for its "
+        "context window); else the provider's environment variable",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
+        "the context window",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -158,13 +259,25 @@ def run(args: argparse.Namespace) -> int:
         image_max_side=args.image_max_side,
         image_max_bytes=args.image_max_bytes,
         native_video=args.native_video,
+        context_window=args.context_window,
+        output_reserve=args.output_reserve,
+        token_rules=args.token_rules,
     )
     refusal = native_video_refusal(media, args.model)
     if refusal is not None:
         raise SetupError(refusal)
+    try:
+        rule = token_rule_for(args.model, None, media.token_rules)
+        if rule is not None:
+            check_rule(rule)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
-    estimates = asyncio.run(_estimate_rows(release, rows, media, args.model))
-    result = summary(estimates, args.epochs, args.model)
+    budget, estimates = asyncio.run(
+        _estimate_rows(release, rows, media, args.model, args.model_base_url, args.max_tokens)
+    )
+    rule = rule or token_rule_for(args.model, budget.served_root, media.token_rules)
+    result = summary(estimates, args.epochs, args.model, budget, rule)
     print(json.dumps(result, indent=1) if args.json else render(result))
     return 0

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +25,7 @@ from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from hss_inspect.core.settings import DEFAULT_MODEL_ERRORS, ModelErrors
+from hss_inspect.providers.context import max_tokens_sent
 
 # The exception classes that mean the provider failed, as (module, class). The SDKs are
 # optional, and an exception can only be an instance of a class whose module is loaded,
@@ -89,7 +91,81 @@ class RequestRefused(RuntimeError):
 
 def looks_like_size_refusal(text: str, status: int | None = None) -> bool:
     lowered = text.lower()
-    return status in _REFUSAL_STATUS or any(m in lowered for m in _REFUSAL_MARKERS)
+    return (
+        status in _REFUSAL_STATUS
+        or any(m in lowered for m in _REFUSAL_MARKERS)
+        or server_limit_in(text) is not None
+    )
+
+
+# Length and image-count refusals of the servers open-weight models run on (lowercase),
+# which Inspect's providers pass on as errors: vLLM's engine check once images are
+# expanded ("maximum model length"), its renderer's and max_tokens checks, SGLang's two
+# checks, Ollama's and llama.cpp's; and vLLM's image count (--limit-mm-per-prompt).
+_SERVER_LENGTH_LIMITS = (
+    (r"maximum model length of (\d+)", "vLLM"),
+    (r"context length is only (\d+)", "vLLM"),
+    (r"maximum context length is (\d+)", "vLLM"),
+    (r"maximum context length of (\d+)", "SGLang"),
+    (r"model's context length \((\d+) tokens\)", "SGLang"),
+    (r"maximum allowed length \((\d+) tokens\)", "SGLang"),
+    (r"available context size \((\d+) tokens\)", "llama.cpp"),
+)
+_SERVER_LENGTH_MARKERS = (
+    "maximum model length",
+    "maximum input length",
+    "max_tokens must be at least 1",
+    "longer than the model's context length",
+    "exceeds the maximum allowed length",
+    "exceeds the available context size",
+    "exceed_context_size_error",
+    "longer than the context length currently available",
+)
+_IMAGE_COUNT = re.compile(r"at most (\d+) (\w+)\(s\) may be provided in one (?:prompt|request)")
+
+
+def server_limit_in(text: str) -> str | None:
+    """The limit a server's refusal names ("a context window of 32768 tokens (vLLM)", "at
+    most 16 image(s) per prompt"), "a context length limit" when it gives no number, or
+    None when the text is no length or image-count refusal."""
+    count = _IMAGE_COUNT.search(text.lower())
+    if count:
+        return f"at most {count.group(1)} {count.group(2)}(s) per prompt"
+    for pattern, server in _SERVER_LENGTH_LIMITS:
+        found = re.search(pattern, text, re.IGNORECASE)
+        if found:
+            return f"a context window of {int(found.group(1)):,} tokens ({server})"
+    lowered = text.lower()
+    return "a context length limit" if any(m in lowered for m in _SERVER_LENGTH_MARKERS) else None
+
+
+def token_budget_note(error: str, sent: dict[str, Any]) -> str:
+    """What the frames were fitted to and how to set it, for a server's length or image
+    count refusal (empty for other refusals)."""
+    limit = server_limit_in(error)
+    if limit is None:
+        return ""
+    if limit.startswith("at most"):
+        return (
+            f" The server takes {limit}: start vLLM with --limit-mm-per-prompt "
+            "'{\"image\": 500}' (or what the clip needs), or set -T max_images to the limit."
+        )
+    fit = sent.get("token_fit") or {}
+    window = fit.get("window")
+    used = (
+        f"a context window of {window:,} tokens ({fit.get('window_source')}: "
+        f"{fit.get('window_detail')}) less {fit.get('output_reserve', 0):,} for the output "
+        f"({fit.get('output_reserve_source')}); estimated {fit.get('estimated_tokens') or 0:,} "
+        "input tokens"
+        if isinstance(window, int)
+        else "no context window (none was known: the frames were not fitted)"
+    )
+    return (
+        f" The server's limit is {limit}; the frames were fitted to {used}. Set "
+        "-T context_window to the server's window (vLLM --max-model-len, SGLang "
+        "--context-length, Ollama num_ctx), lower --max-tokens or -T output_reserve, or "
+        "correct the model's image-token rule (-T token_rules)."
+    )
 
 
 def refusal_in_output(output: ModelOutput) -> str | None:
@@ -176,7 +252,7 @@ def refusal_message(task_id: str, model: str, error: str, sent: dict[str, Any]) 
         f"{limits.get('provider', 'this provider')} were {known}, "
         f"{limits.get('max_images') or 'no'} image cap. Lower -T max_images or "
         "-T frame_bytes_budget, or correct this provider's entry in "
-        "task_configs/model_limits.yaml."
+        "task_configs/model_limits.yaml." + token_budget_note(error, sent)
     )
 
 
@@ -186,10 +262,7 @@ def is_empty_after_budget(output: ModelOutput) -> bool:
 
 def output_budget(output: ModelOutput) -> int | None:
     """The output budget the model had: configured, else the provider's default, else spent."""
-    model = get_model()
-    configured = model.config.max_tokens
-    if configured is None:
-        configured = model.api.max_tokens_for_config(model.config) or model.api.max_tokens()
+    configured, _ = max_tokens_sent(get_model())
     if configured is None and output.usage is not None:
         configured = output.usage.output_tokens
     return configured

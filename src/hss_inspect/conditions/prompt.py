@@ -41,7 +41,7 @@ def frames_note(
         f"taken at {effective_fps:.2f} frames per second"
         if thinned_from is None
         else f"spread evenly over it (thinned from {thinned_from} frames sampled at "
-        f"{effective_fps:.2f} frames per second to fit this model's image limit)"
+        f"{effective_fps:.2f} frames per second to fit this model's input limits)"
     )
     return (
         f"The following {frames} come from one video clip lasting "

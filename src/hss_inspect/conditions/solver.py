@@ -15,6 +15,7 @@ from inspect_ai.model import (
     ChatMessageUser,
     Content,
     ModelOutput,
+    get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -23,6 +24,7 @@ from hss_inspect.conditions.turn import user_turn_for
 from hss_inspect.core.roles import require_roles
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.release import Release
+from hss_inspect.providers.context import budget_for
 
 ORACLE_MODEL_NAME = "hss/oracle"
 
@@ -45,6 +47,7 @@ def hss_input(
         content, record = await media_turn(release, media, state)
         state.messages = [ChatMessageUser(content=content)]
         state.metadata["sent_media"] = record
+        state.metadata["frames_received"] = frames_received(record)
         return state
 
     return solve
@@ -68,4 +71,22 @@ def oracle_answer(labeler: bool = False) -> Solver:
 async def media_turn(
     release: Release, media: MediaSettings, state: TaskState
 ) -> tuple[list[Content], dict[str, Any]]:
-    return await user_turn_for(release, media, str(state.model), state.metadata)
+    budget = await budget_for(get_model(), media.context_window, media.output_reserve)
+    return await user_turn_for(release, media, str(state.model), state.metadata, budget)
+
+
+def frames_received(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The few figures of the frames a model received that the report reads per model
+    (small enough to stay in Inspect's sample summaries, unlike `sent_media`)."""
+    if record.get("kind") != "frames":
+        return None
+    fit = record.get("token_fit") or {}
+    return {
+        "frames": record["frame_count"],
+        "planned": record["planned_frames"],
+        "side": max(record["frame_size_sent"]),
+        "window": fit.get("window"),
+        "window_source": fit.get("window_source"),
+        "thinned_to_fit": fit.get("thinned_to_fit", False),
+        "shrunk_to_fit": fit.get("shrunk_to_fit", False),
+    }

@@ -1,5 +1,6 @@
 """The user turn of a sample (paper App. C.2): its media prepared under the model's limits,
-the notes and labels around them, the question, and the record of what was sent.
+frames fitted to its token budget, the notes and labels around them, the question, and
+the record of what was sent.
 
 The standard and agentic conditions send this turn; `hss-inspect estimate` builds the same
 turn to size a run before anything is sent.
@@ -25,27 +26,46 @@ from hss_inspect.data.release import Release
 from hss_inspect.data.rows import question_sha256
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
+from hss_inspect.media.plan import plan_frames
 from hss_inspect.media.uri import data_uri
-from hss_inspect.media.video import SampledVideo, probe_duration
+from hss_inspect.media.video import SampledVideo, probe_duration, scaled_size
+from hss_inspect.providers.fit import (
+    NO_BUDGET,
+    DoesNotFit,
+    FrameFit,
+    TokenBudget,
+    available_tokens,
+    fit_frames,
+    floor_needs,
+)
 from hss_inspect.providers.limits import (
     PART_OVERHEAD_BYTES,
     REQUEST_OVERHEAD_BYTES,
     AppliedLimits,
+    TokenRule,
     applied_limits,
     frame_settings_for,
     limits_for,
+    token_rule_for,
 )
+from hss_inspect.providers.tokens import has_formula, image_tokens
 
 NATIVE_VIDEO_FORMATS = {".mp4": "mp4", ".mov": "mov", ".mpeg": "mpeg", ".mpg": "mpeg"}
 
 
 async def user_turn_for(
-    release: Release, media: MediaSettings, model_name: str, meta: dict[str, Any]
+    release: Release,
+    media: MediaSettings,
+    model_name: str,
+    meta: dict[str, Any],
+    budget: TokenBudget = NO_BUDGET,
 ) -> tuple[list[Content], dict[str, Any]]:
-    """The user turn a sample sends to `model_name`: media prepared under its limits, and
-    the record of what was sent (`hss-inspect estimate` builds the same turn)."""
+    """The user turn a sample sends to `model_name`: media prepared under its limits, frames
+    fitted to its token `budget`, and the record of what was sent (`hss-inspect estimate`
+    builds the same turn)."""
     task_id, media_path = meta["task_id"], meta["media_path"]
     limits = applied_limits(media, model_name)
+    rule = limits.token_rule or token_rule_for(model_name, budget.served_root, media.token_rules)
     path = await service.fetch(
         lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
     )
@@ -56,15 +76,17 @@ async def user_turn_for(
             "question_sha256": question_sha256(meta["prompt"], digest),
         }
         native, why_not = native_video_choice(media, limits, model_name, path)
+        fit: FrameFit | None = None
         if meta["media_type"] == "image":
             content, details = await image_content(path, limits, media.media_timeout)
         elif native:
             content, details = await native_video_content(path)
         else:
             frames = frame_settings_for(media, limits)
-            budget = frames_budget(limits, frames, meta["prompt"])
+            frames, fit = await fitted_frames(path, frames, limits, rule, budget, meta["prompt"])
+            byte_budget = frames_budget(limits, frames, meta["prompt"])
             content, details = await frames_content(
-                path, frames, budget, media.media_timeout, limits.image_max_raw_bytes
+                path, frames, byte_budget, media.media_timeout, limits.image_max_raw_bytes
             )
             if why_not:
                 details["native_video_declined"] = why_not
@@ -72,7 +94,112 @@ async def user_turn_for(
         raise type(exc)(f"task {task_id}: {exc}; {exc.remedy} ({media_path})") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))
     payload = payload_size(content)
-    return content, {**record, **details, "payload": payload, "limits": limits_record(limits)}
+    tokens = token_fit_record(budget, rule, fit, details, payload, limits)
+    return content, {
+        **record,
+        **details,
+        "payload": payload,
+        "token_fit": tokens,
+        "limits": limits_record(limits),
+    }
+
+
+async def fitted_frames(
+    path: Path,
+    frames: FrameSettings,
+    limits: AppliedLimits,
+    rule: TokenRule | None,
+    budget: TokenBudget,
+    question: str,
+) -> tuple[FrameSettings, FrameFit | None]:
+    """The frame settings under which the clip's request fits the token budget: the most
+    frames at the usual side, thinned uniformly, else the floor's frames shrunk to fit
+    (providers/fit.py). Unchanged without a window or an image-token rule."""
+    input_tokens = budget.input_tokens
+    if rule is None or input_tokens is None or not has_formula(rule):
+        return frames, None
+    duration, width, height = await service.video_geometry(path)
+    plan = plan_frames(duration, frames)
+    planned = len(plan.slots)
+    # the longer note (the thinned one) and the label of the latest time bound the text
+    note = prompt.frames_note(planned, plan.effective_fps, duration, plan.timestamps, planned)
+    fixed_text = len(note.encode()) + len(prompt.question_text(question).encode())
+    label = len(prompt.frame_label(duration).encode()) + limits.fit.label_extra_tokens
+    available = available_tokens(input_tokens, fixed_text, limits.fit)
+
+    def size_at(side: int) -> tuple[int, int]:
+        return scaled_size(width, height, side)
+
+    def cost(w: int, h: int) -> int:
+        return image_tokens(rule, w, h) or 0
+
+    fit = fit_frames(planned, frames.frame_side, size_at, cost, label, available, limits.fit)
+    if fit is None:
+        needs = floor_needs(planned, size_at, cost, label, limits.fit)
+        floor = min(planned, limits.fit.floor_frames)
+        raise DoesNotFit(
+            f"{limits.model}: even {floor} frames at {limits.fit.floor_side} px need "
+            f"{needs:,} tokens ({rule.name} rule), and {budget.describe()} leaves "
+            f"{max(0, available):,} for frames once the text ({fixed_text:,}), the chat "
+            f"template and the margin are kept"
+        )
+    if not fit.thinned and fit.side == frames.frame_side:
+        return frames, fit
+    cap = fit.frames if fit.thinned else frames.max_images
+    return FrameSettings(**{**frames.as_dict(), "max_images": cap, "frame_side": fit.side}), fit
+
+
+def token_fit_record(
+    budget: TokenBudget,
+    rule: TokenRule | None,
+    fit: FrameFit | None,
+    details: dict[str, Any],
+    payload: dict[str, int],
+    limits: AppliedLimits,
+) -> dict[str, Any]:
+    """What the request was fitted to and what it is estimated to cost, in tokens: the
+    window and its source, the output kept free, the rule, the frames and their side, and
+    whether the fit thinned or shrank them."""
+    sizes = sent_image_sizes(details)
+    costs = [image_tokens(rule, w, h) for w, h in sizes]
+    image = None if None in costs else sum(c or 0 for c in costs)
+    text = payload["text_bytes"] + limits.fit.template_tokens
+    record: dict[str, Any] = {
+        "window": budget.window,
+        "window_source": budget.source,
+        "window_detail": budget.detail,
+        "input_limit": budget.input_limit,
+        "output_reserve": budget.output_reserve,
+        "output_reserve_source": budget.reserve_source,
+        "input_tokens": budget.input_tokens,
+        "rule": rule.as_dict() if rule else None,
+        "estimated_image_tokens": image,
+        "estimated_text_tokens": text,
+        "estimated_tokens": None if image is None else image + text,
+        "fitted": fit is not None,
+    }
+    if details.get("kind") == "frames":
+        record.update(
+            frames_planned=details["planned_frames"],
+            frames_sent=details["frame_count"],
+            frame_side=max(details["frame_size_sent"]),
+            frame_side_limit=fit.side if fit else details["frame_settings"]["frame_side"],
+            frame_size_sent=details["frame_size_sent"],
+            thinned_to_fit=bool(fit and fit.thinned),
+            shrunk_to_fit=bool(fit and fit.shrunk),
+            constants=asdict(limits.fit),
+        )
+    return record
+
+
+def sent_image_sizes(details: dict[str, Any]) -> list[tuple[int, int]]:
+    """The size of each image a request carries, from its record."""
+    if details.get("kind") == "image":
+        return [(details["width"], details["height"])]
+    if details.get("kind") == "frames":
+        width, height = details["frame_size_sent"]
+        return [(width, height)] * details["frame_count"]
+    return []
 
 
 async def local_media(release: Release, state: TaskState) -> Path:

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from hss_inspect.core.errors import OptionError
 
 OptionList = str | Sequence[str] | None
-Kind = Literal["text", "choice", "flag", "number", "count", "optional_count", "names"]
+Kind = Literal[
+    "text", "optional_text", "choice", "flag", "number", "count", "optional_count", "names"
+]
 
 
 def option_error(name: str, value: Any, expected: str) -> OptionError:
@@ -96,6 +98,9 @@ class Option:
         """The value as the task uses it, or an OptionError naming the option."""
         if self.kind == "text":
             return str(value)
+        if self.kind == "optional_text":
+            text = "" if value is None else str(value).strip()
+            return None if text.lower() in ("", "none", "null") else text
         if self.kind in ("choice", "flag"):
             picked = choice(self.name, value, self.choices)
             return picked == "true" if self.kind == "flag" else picked
@@ -217,6 +222,29 @@ OPTIONS: dict[str, Option] = {
             "seconds allowed to prepare one sample's media file; past it the sample fails with "
             "an error naming the task, the file and this option",
             command_names=("--timeout",),
+        ),
+        Option(
+            "context_window",
+            "optional_count",
+            s.DEFAULT_MEDIA.context_window,
+            "tokens of the model's context window (input and output) the frames are fitted "
+            "to: thinned uniformly, then shrunk, until the request fits; unset, the server's "
+            "(vLLM/SGLang `/v1/models`, Ollama), else Inspect's model info, else no token limit",
+            minimum=1,
+        ),
+        Option(
+            "output_reserve",
+            "count",
+            s.DEFAULT_MEDIA.output_reserve,
+            "tokens of the window kept for the answer when Inspect sends no max_tokens "
+            "(`--max-tokens`, or the provider's default max_tokens, is kept instead)",
+        ),
+        Option(
+            "token_rules",
+            "optional_text",
+            s.DEFAULT_MEDIA.token_rules,
+            "a YAML file of image-token rules (a list under `image_tokens:`, fields as in "
+            "task_configs/model_limits.yaml), tried before the packaged ones",
         ),
         Option(
             "judge_retries",

@@ -65,12 +65,22 @@ class MediaSettings:
     # Seconds per media file. The 28-minute clip takes ~11 s alone on 2 cores; ten
     # minutes leaves room for many samples decoding at once on a small machine.
     media_timeout: float = 600.0
+    # The token budget frames are fitted to (providers/fit.py): the window (None: asked of
+    # the server, else Inspect's model info), the output kept free when Inspect sends no
+    # max_tokens, and a user's file of image-token rules.
+    context_window: int | None = None
+    output_reserve: int = 4096
+    token_rules: str | None = None
 
     def __post_init__(self) -> None:
         if not self.media_timeout > 0:
             raise ValueError(
                 f"media_timeout must be a positive number of seconds, got {self.media_timeout}"
             )
+        if self.context_window is not None and self.context_window < 1:
+            raise ValueError(f"context_window must be at least 1, got {self.context_window}")
+        if self.output_reserve < 0:
+            raise ValueError(f"output_reserve must be 0 or more, got {self.output_reserve}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

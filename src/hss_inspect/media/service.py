@@ -28,7 +28,7 @@ from hss_inspect.media.store import (
     cached_sample_video,
     remembered_sha256,
 )
-from hss_inspect.media.video import SampledVideo
+from hss_inspect.media.video import SampledVideo, probe_duration, probe_frame_size
 
 R = TypeVar("R")
 DEFAULT_TIME_LIMIT = DEFAULT_MEDIA.media_timeout
@@ -111,6 +111,19 @@ async def video_frames(
         ),
     )
     return _with_jpegs(video, shrunk)
+
+
+_geometry: dict[str, tuple[float, int, int]] = {}
+
+
+async def video_geometry(path: Path) -> tuple[float, int, int]:
+    """The clip's duration and its frames' size as shown, probed once per clip and process."""
+    digest = await media_sha256(path)
+    if digest not in _geometry:
+        _geometry[digest] = await _once(
+            ("geometry", digest), lambda _: (probe_duration(path), *probe_frame_size(path))
+        )
+    return _geometry[digest]
 
 
 async def plan_frames_of(

@@ -123,6 +123,20 @@ def probe_duration(path: Path) -> float:
     return index.span if index is not None else 0.0
 
 
+def probe_frame_size(path: Path) -> tuple[int, int]:
+    """Width and height of the clip's first frame as shown (display rotation applied),
+    decoding that frame only."""
+    try:
+        with av.open(str(path)) as container:
+            stream = _video_stream(container, path)
+            for frame in container.decode(stream):
+                turned = round(frame.rotation) % 360 in (90, 270)
+                return (frame.height, frame.width) if turned else (frame.width, frame.height)
+    except av.FFmpegError as exc:
+        raise unreadable(path, exc) from exc
+    raise MediaError(f"{path}: no decodable video frames{cut_short_hint(path)}")
+
+
 def unreadable(path: Path, exc: av.FFmpegError) -> MediaError:
     """The error for a clip the demuxer or decoder refuses, with what the bytes suggest."""
     hint = cut_short_hint(path)

@@ -1,9 +1,10 @@
 """What the model under evaluation accepts in one request, and what the media may use.
 
 The facts live in `task_configs/model_limits.yaml` (provider payload rules with their
-sources, and the paper's Table 5 caps). Everything here is pure arithmetic over them:
-which rules apply to a model, the limits the media must then respect, and the size of
-an encoded request.
+sources, the paper's Table 5 caps, image-token rules of open-weight model families and the
+constants of fitting frames to a context window). Everything here is pure arithmetic over
+them: which rules apply to a model, the limits the media must then respect, and the size
+of an encoded request.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import math
 import os
 from dataclasses import asdict, dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
+
+import yaml
 
 from hss_inspect.core.config import load_yaml
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
@@ -97,10 +101,50 @@ def _provider_rules(entry: dict[str, Any]) -> ProviderRules:
 
 
 @dataclass(frozen=True)
+class TokenRule:
+    """How many input tokens an image costs a model: a formula of providers/tokens.py and
+    its constants (`image_tokens` of model_limits.yaml, or of a provider entry)."""
+
+    name: str
+    formula: dict[str, Any]
+    source: str
+    match: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **self.formula, "source": self.source}
+
+
+@dataclass(frozen=True)
+class FitConstants:
+    """`token_fit` of model_limits.yaml: what fitting frames to a window keeps free, and the
+    floor below which a clip fails before anything is sent."""
+
+    margin: float
+    template_tokens: int
+    label_extra_tokens: int
+    floor_frames: int
+    floor_side: int
+
+
+def _token_rule(entry: dict[str, Any], where: str) -> TokenRule:
+    formula = {k: v for k, v in entry.items() if k not in ("match", "name", "source")}
+    if "formula" not in formula:
+        raise ValueError(f"{where}: an image_tokens entry needs a `formula`")
+    return TokenRule(
+        name=str(entry.get("name", formula["formula"])),
+        formula=formula,
+        source=str(entry.get("source", where)),
+        match=_as_patterns(entry.get("match", ())),
+    )
+
+
+@dataclass(frozen=True)
 class RulesFile:
     request_margin: float
     providers: tuple[ProviderRules, ...]
     models: tuple[tuple[tuple[str, ...], ModelLimits], ...]
+    token_rules: tuple[TokenRule, ...]
+    fit: FitConstants
 
 
 @cache
@@ -113,11 +157,51 @@ def rules_file() -> RulesFile:
         )
         for entry in loaded.get("models", [])
     )
+    fit = loaded.get("token_fit") or {}
     return RulesFile(
         request_margin=float(loaded.get("request_margin", 0.05)),
         providers=tuple(_provider_rules(e) for e in loaded.get("providers", [])),
         models=models,
+        token_rules=tuple(
+            _token_rule(e, "task_configs/model_limits.yaml") for e in loaded.get("image_tokens", [])
+        ),
+        fit=FitConstants(
+            margin=float(fit["margin"]),
+            template_tokens=int(fit["template_tokens"]),
+            label_extra_tokens=int(fit["label_extra_tokens"]),
+            floor_frames=int(fit["floor_frames"]),
+            floor_side=int(fit["floor_side"]),
+        ),
     )
+
+
+@cache
+def user_token_rules(path: str) -> tuple[TokenRule, ...]:
+    """The `image_tokens:` list of a user's rules file (-T token_rules=FILE)."""
+    try:
+        loaded = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"-T token_rules={path}: cannot read it ({exc})") from None
+    entries = loaded.get("image_tokens") if isinstance(loaded, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"-T token_rules={path}: expected a list under `image_tokens:`")
+    return tuple(_token_rule(e, path) for e in entries)
+
+
+def token_rule_for(
+    model_name: str, served_root: str | None = None, user_rules: str | None = None
+) -> TokenRule | None:
+    """The image-token rule of a model: the user's file, then the model families (by the
+    Inspect name, then by the checkpoint the server serves), then the provider's formula."""
+    families = (*(user_token_rules(user_rules) if user_rules else ()), *rules_file().token_rules)
+    for name in (model_name, served_root):
+        for rule in families:
+            if name and _matches(name, rule.match):
+                return rule
+    provider = provider_rules(model_name)
+    if provider.image_tokens:
+        return TokenRule(provider.name, provider.image_tokens, ", ".join(provider.docs))
+    return None
 
 
 def service_name(model_name: str) -> str:
@@ -185,6 +269,9 @@ class AppliedLimits:
     video_max_bytes: int
     clamps: tuple[Clamp, ...]
     docs: tuple[str, ...]
+    # image tokens of this model (None: no formula known, frames are not fitted to a window)
+    token_rule: TokenRule | None
+    fit: FitConstants
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -290,6 +377,8 @@ def applied_limits(media: MediaSettings, model_name: str) -> AppliedLimits:
         video_max_bytes=video_bytes,
         clamps=tuple(clamps),
         docs=rules.docs,
+        token_rule=token_rule_for(model_name, None, media.token_rules),
+        fit=rules_file().fit,
     )
 
 

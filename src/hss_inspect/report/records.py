@@ -102,6 +102,10 @@ class AttemptRecord:
     # number of model calls of an agentic conversation (None: a single call).
     cause: str | None = None
     agent_steps: int | None = None
+    # Frames the model received for a clip (None: not a clip sent as frames), and whether
+    # they were thinned or shrunk to fit its context window (`frames_received` in metadata).
+    frames_received: int | None = None
+    frames_fitted: bool = False
 
     @property
     def graded(self) -> bool:
@@ -351,7 +355,16 @@ def _record(
         reasoning_tokens=reasoning_tokens,
         cause=cause_of(sample),
         agent_steps=_int_or_none((meta.get("agent") or {}).get("steps")),
+        frames_received=_int_or_none(_frames(meta).get("frames")),
+        frames_fitted=bool(
+            _frames(meta).get("thinned_to_fit") or _frames(meta).get("shrunk_to_fit")
+        ),
     )
+
+
+def _frames(meta: dict[str, Any]) -> dict[str, Any]:
+    received = meta.get("frames_received")
+    return received if isinstance(received, dict) else {}
 
 
 def cause_of(sample: ScoredSample) -> str | None:

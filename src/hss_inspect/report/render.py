@@ -142,6 +142,7 @@ def markdown_report(
         "Best model value in bold, second underlined; ± is the 95% bootstrap half-width over "
         "tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported).",
         "",
+        *frames_lines(subdomains),
         "## By subdomain (pass@1, %)",
         "",
         table(*subdomain_cells(subdomains)),
@@ -151,6 +152,22 @@ def markdown_report(
         *difficulty_lines(difficulty),
     ]
     return "\n".join(parts) + "\n"
+
+
+def frames_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per run whose clips went as frames: the frames each received."""
+    lines = []
+    for row in rows:
+        frames = row.get("frames_received")
+        if not frames:
+            continue
+        fitted = frames["fitted_to_window"]
+        fit = f"; {fitted} thinned or shrunk to fit its context window" if fitted else ""
+        lines.append(
+            f"- {_label(row)}: median {frames['median']:g} (min {frames['min']}, max "
+            f"{frames['max']}) over {frames['attempts']} attempt(s){fit}"
+        )
+    return ["Frames received per clip:", "", *lines, ""] if lines else []
 
 
 def subdomain_cells(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:

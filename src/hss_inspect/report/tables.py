@@ -8,6 +8,7 @@ A *run* is one log as graded by one rubric scorer; a log re-graded with
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,22 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "grading_failures": sum(r.grading_failure for r in run.records),
         "model_errors": sum(r.model_error for r in run.records),
         "ungraded_tasks": int(summary["ungraded_tasks"]),
+        "frames_received": frames_received(run.records),
+    }
+
+
+def frames_received(records: Sequence[AttemptRecord]) -> dict[str, Any] | None:
+    """Frames the model received per clip (the count changes its score, so the report
+    shows it): over its attempts at clips sent as frames; None when it had none."""
+    counts = sorted(r.frames_received for r in records if r.frames_received is not None)
+    if not counts:
+        return None
+    return {
+        "attempts": len(counts),
+        "median": statistics.median(counts),
+        "min": counts[0],
+        "max": counts[-1],
+        "fitted_to_window": sum(r.frames_fitted for r in records),
     }
 
 
