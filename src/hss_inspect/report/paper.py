@@ -104,13 +104,27 @@ def published_rows() -> list[PublishedRow]:
     data = paper_data()
     rows = [PublishedRow("Human baseline", "", "human", _values(data["human"]))]
     for entry in data["models"]:
-        label = f"{entry['model']} ({entry['effort']})"
+        label = _label(entry["model"], entry["effort"])
         rows.append(PublishedRow(label, entry["vendor"], "model", _values(entry["table1"])))
     for entry in data["controls"]:
-        effort = deployment(entry["model"]).effort
-        label = f"{entry['model']} ({effort}) [{entry['condition']}]"
+        label = _label(entry["model"], deployment(entry["model"]).effort, entry["condition"])
         rows.append(PublishedRow(label, "Control", "control", _values(entry["table1"])))
     return rows
+
+
+def table1_row(model: str, condition: str = "standard") -> PublishedRow | None:
+    """Table 1's row for one of the paper's models (a Table 5 name, Inspect name or
+    endpoint) at its Table 5 effort under `condition`; None where Table 1 has none."""
+    try:
+        found = deployment(model)
+    except ValueError:
+        return None
+    label = _label(found.name, found.effort, None if condition == "standard" else condition)
+    return next((row for row in published_rows() if row.label == label), None)
+
+
+def _label(model: str, effort: str, condition: str | None = None) -> str:
+    return f"{model} ({effort})" + (f" [{condition}]" if condition else "")
 
 
 def _values(found: dict[str, Any]) -> dict[str, float | None]:
