@@ -26,7 +26,15 @@ from typing import Any
 from hss_inspect.commands import flow
 from hss_inspect.core.command_line import inspect_eval_command
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.paper import Deployment, deployment, deployments, judges, paper_data
+from hss_inspect.report.paper import (
+    Deployment,
+    deployment,
+    deployments,
+    generate_settings,
+    judge_settings,
+    judges,
+    paper_data,
+)
 from hss_inspect.report.paper import request_settings as paper_request
 
 RECIPES: dict[str, str] = {
@@ -79,26 +87,9 @@ class PlannedRun:
         }
 
 
-def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
-    request = paper_request()
-    settings: dict[str, Any] = {
-        "reasoning_effort": effort or model.effort,
-        "timeout": request["timeout"],
-        "max_retries": request["max_retries"],
-    }
-    if model.max_tokens is not None:
-        settings["max_tokens"] = model.max_tokens
-    return settings
-
-
 def grader_spec(judge: Deployment, aliases: Mapping[str, str] = {}) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "model": aliases.get(judge.name, judge.inspect_model),
-        "reasoning_effort": judge.effort,
-    }
-    if judge.max_tokens is not None:
-        spec["max_tokens"] = judge.max_tokens
-    return spec
+    """The judge's `--model-role grader=...` at its Table 5 settings, or an alias of it."""
+    return {**judge_settings(judge), "model": aliases.get(judge.name, judge.inspect_model)}
 
 
 def plan_recipe(

@@ -71,6 +71,33 @@ def request_settings() -> dict[str, int]:
     return {k: int(v) for k, v in paper_data()["request"].items()}
 
 
+def release_tasks() -> int:
+    """Tasks of the released benchmark (Sec. 2.4, Table 3)."""
+    return int(paper_data()["release"]["tasks"])
+
+
+def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
+    """The generate options the paper ran `model` with (Table 5, App. C.1), at `effort`
+    instead of its own where given."""
+    request = request_settings()
+    settings: dict[str, Any] = {
+        "reasoning_effort": effort or model.effort,
+        "timeout": request["timeout"],
+        "max_retries": request["max_retries"],
+    }
+    if model.max_tokens is not None:
+        settings["max_tokens"] = model.max_tokens
+    return settings
+
+
+def judge_settings(judge: Deployment) -> dict[str, Any]:
+    """A judge as the paper ran it: its model and generate options (Table 5)."""
+    settings: dict[str, Any] = {"model": judge.inspect_model, "reasoning_effort": judge.effort}
+    if judge.max_tokens is not None:
+        settings["max_tokens"] = judge.max_tokens
+    return settings
+
+
 def deployments() -> list[Deployment]:
     return [_deployment(entry, entry["model"]) for entry in paper_data()["models"]]
 
