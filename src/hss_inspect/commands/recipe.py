@@ -343,6 +343,21 @@ def _log_dir_seen_from(spec: Path, log_dir: str) -> str:
     return os.path.relpath(Path(log_dir).resolve(), spec.resolve().parent)
 
 
+def _flow_subject(name: str) -> str:
+    if name == "judges":
+        count = len(paper_data()["sweeps"]["judges"]["models"])
+        return f"the runs whose answers App. I re-grades: {count} models at their Table 1 settings"
+    return RECIPES[name]
+
+
+def _same_runs_as(args: argparse.Namespace) -> str:
+    """The recipe command that makes the spec's runs."""
+    if args.name != "judges":
+        return f"hss-inspect recipe {args.name}"
+    models = args.models or ",".join(paper_data()["sweeps"]["judges"]["models"])
+    return f"hss-inspect recipe table1 --models {models}"
+
+
 def _flow_header(args: argparse.Namespace, out: Path) -> str:
     words = ["hss-inspect", "recipe", args.name, "--flow", str(out), "--log-dir", args.log_dir]
     words += ["--models", args.models] if args.models else []
@@ -350,10 +365,10 @@ def _flow_header(args: argparse.Namespace, out: Path) -> str:
         for value in values:
             words += [option, value]
     lines = [
-        f"HSS recipe `{args.name}` as an Inspect Flow spec: {RECIPES[args.name]}.",
+        f"Inspect Flow spec of the HSS recipe `{args.name}` — {_flow_subject(args.name)}.",
         "",
         f"Written by: {shlex.join(words)}",
-        f"The runs are those `hss-inspect recipe {args.name}` makes with the same options",
+        f"The runs are those `{_same_runs_as(args)}` makes with the same options",
         "(tasks, task options, generate options, epochs, judge), so the logs are the same",
         "and either finishes a log folder the other started.",
         "",

@@ -1,4 +1,5 @@
-"""`hss-inspect report`, `agreement`, `compare` and `failures`: read logs, compute, render."""
+"""`hss-inspect report` (also `--format register`, the register's Evaluation Report),
+`agreement`, `compare` and `failures`: read logs, compute, render."""
 
 from __future__ import annotations
 
