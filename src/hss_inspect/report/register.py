@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.command_line import inspect_eval_command, survives_cli
@@ -248,7 +249,7 @@ def reproducibility(found: Sequence[Result]) -> list[str]:
         f"- Tokens: {_tokens(runs)}",
         "- Parameters: the paper's settings for each model (Table 5, App. C.1) except where "
         "Implementation Details lists a difference",
-        f"- Logs: {', '.join(f'`{r.info.log}`' for r in found)}",
+        f"- Logs: {', '.join(f'`{Path(r.info.log).name}`' for r in found)}",
         "- Commands:",
     ]
     return lines + [f"  - {note}" for r in runs for note in unwritable_args(r)]
