@@ -204,8 +204,11 @@ def _build_for_model(run: PlannedRun) -> Any:
     from inspect_ai.model import get_model
 
     # Private, as no public API makes a model active before a task is built; Inspect's
-    # eval and Inspect Flow both call it there (pinned by tests/test_flow.py).
-    from inspect_ai.model._model import init_active_model
+    # eval and Inspect Flow both call it there. Pinned by tests/test_report_e2e.py (the
+    # limits recorded) and tests/test_flow.py (the same metadata as Flow's).
+    from inspect_ai.model._model import (
+        init_active_model,  # inspect-evals-lint: ignore[private_api_imports] -- see above
+    )
 
     from hss_inspect import task as hss_tasks
 
