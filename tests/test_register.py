@@ -97,7 +97,7 @@ def test_each_run_beside_the_papers_row(
     assert proxied[8] == "1/9"  # the outage: left out of the mean, counted invalid
     details = section(report, "Implementation Details")
     assert "openai-api/proxy/claude: 1 of 9 attempts invalid" in details
-    assert "#known-differences-from-the-reference-harness" in details
+    assert '"Known differences from the reference harness" of this README' in details
     assert (
         f"1 of the 2 run(s) compared with the paper lie within its 95 % interval; the largest "
         f"difference is {-opus['pass_at_1']:+.1f} points (openai-api/proxy/claude)."
@@ -198,3 +198,31 @@ def test_the_commands_given_back_run_the_same_evals(tmp_path: Path) -> None:
         assert _scores(again) == _scores(before)
     assert {"hss/scripted"} == {log.eval.model for log in first.values()}
     assert _scores(first["oracle"]) != _scores(first["standard"])
+
+
+@pytest.mark.parametrize(
+    "value", ["demo", 10, "temporal,physical", ["temporal", "physical"], "a, b", "x: y", "false"]
+)
+def test_a_value_survives_the_command_line_as_inspect_reads_it(value: Any) -> None:
+    from inspect_ai._util.config import parse_cli_args  # Inspect's -T/-M reader, the oracle
+
+    from hss_inspect.core.command_line import cli_value, survives_cli
+
+    read = parse_cli_args([f"x={cli_value(value)}"])["x"]
+    same = read == value or str(read).lower() == str(value).lower()
+    assert survives_cli(value) == (same and not isinstance(read, dict))
+
+
+def test_a_value_the_command_line_cannot_carry_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hss_inspect.report.records import invocation_of
+
+    path = write_log(tmp_path / "m.eval", [Item("t1", "retrodiction", "image", (T,))])
+    log = read_eval_log(path)
+    log.eval.model_args = {"answer": "left, then right"}
+    run = invocation_of(log)
+    from hss_inspect.report.register import unwritable_args
+
+    (note,) = unwritable_args(run)
+    assert note.startswith("`-M answer=...` of `hss_inspect/hss`") and "--model-config" in note
