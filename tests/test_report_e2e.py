@@ -56,6 +56,9 @@ def test_recipe_runs_every_budget_with_the_paper_settings(sweep_logs: list[EvalL
         assert (config.reasoning_effort, config.timeout, config.max_retries) == ("max", 1200, 5)
         assert log.eval.config.epochs == 1
         assert log.eval.model_roles and log.eval.model_roles["grader"].model == JUDGE
+        # built with its model active, as `inspect eval` builds it: the limits are recorded
+        limits = log.eval.metadata["hss_provider_limits"]
+        assert limits["model"] == ALIASES["GPT-6-astra"]
 
 
 def test_report_agrees_with_inspects_own_metrics(sweep_logs: list[EvalLog], tmp_path: Path) -> None:

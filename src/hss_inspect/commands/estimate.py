@@ -1,5 +1,6 @@
 """`hss-inspect estimate`: the requests, images, payload and image input tokens of a run,
-and how each clip's frames fit the model's context window, before anything is sent.
+how each clip's frames fit the model's context window, and the input cost in dollars at
+the prices Inspect would use (`commands.cost`), before anything is sent.
 
 Each selected sample's user turn is built exactly as the task builds it for the model
 (`conditions.turn.user_turn_for`: the same limits, token budget, frames and re-encoding,
@@ -14,9 +15,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hss_inspect.commands import cost
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags
 from hss_inspect.core.settings import (
@@ -34,6 +37,7 @@ from hss_inspect.providers.limits import (
     token_rule_for,
 )
 from hss_inspect.providers.tokens import check_rule
+from hss_inspect.report.paper import judges
 
 
 @dataclass
@@ -51,6 +55,7 @@ class RequestEstimate:
     # "thinned", "shrunk", "thinned+shrunk", None, or why the clip cannot fit (the sample
     # then fails before anything is sent)
     fit: str | None = None
+    text_bytes: int = 0
 
 
 def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
@@ -74,6 +79,7 @@ def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
         frames_sent=tokens.get("frames_sent"),
         frame_side=tokens.get("frame_side"),
         fit="+".join(changed) or None,
+        text_bytes=record["payload"]["text_bytes"],
     )
 
 
@@ -158,7 +164,7 @@ def render(result: dict[str, Any]) -> str:
             f"image input tokens:  {token_text}",
             f"context window:      {window_text(result['token_budget'])}",
             *fit_lines(result),
-            "Text tokens, the judge's calls and output tokens come on top.",
+            *(cost.cost_lines(result["cost"]) if "cost" in result else []),
         ]
     )
 
@@ -244,6 +250,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
         "the context window",
     )
+    parser.add_argument(
+        "--model-cost-config",
+        metavar="FILE",
+        default=os.environ.get("INSPECT_EVAL_MODEL_COST_CONFIG"),
+        help="prices as given to inspect eval --model-cost-config (YAML or JSON: model: "
+        "{input, output, input_cache_write, input_cache_read} in $ per million tokens); "
+        "default: $INSPECT_EVAL_MODEL_COST_CONFIG",
+    )
+    parser.add_argument(
+        "--grader",
+        metavar="MODEL",
+        default=judges()[0].inspect_model,
+        help="the judge (--model-role grader=...), priced for its calls "
+        "(default: the paper's primary judge, %(default)s)",
+    )
+    parser.add_argument(
+        "--answer-tokens",
+        type=int,
+        metavar="N",
+        help="length of the answer the judge reads (default: Table 1's mean for the "
+        "model, else the median over Table 1's models)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -272,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
             check_rule(rule)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
+    prices = cost.load_cost_config(args.model_cost_config)
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
     budget, estimates = asyncio.run(
@@ -279,5 +308,8 @@ def run(args: argparse.Namespace) -> int:
     )
     rule = rule or token_rule_for(args.model, budget.served_root, media.token_rules)
     result = summary(estimates, args.epochs, args.model, budget, rule)
+    model, grader = (cost.inspect_pricing(m, prices) for m in (args.model, args.grader))
+    requests = [(e.kind, e.text_bytes) for e in estimates]
+    result["cost"] = cost.cost_estimate(rows, requests, result, model, grader, args.answer_tokens)
     print(json.dumps(result, indent=1) if args.json else render(result))
     return 0

@@ -1,4 +1,5 @@
-"""`hss-inspect report`, `agreement`, `compare` and `failures`: read logs, compute, render."""
+"""`hss-inspect report` (also `--format register`, the register's Evaluation Report),
+`agreement`, `compare` and `failures`: read logs, compute, render."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.records import LogError, find_logs, read_logs
+from hss_inspect.report.records import LogError, LogInfo, find_logs, read_logs
+from hss_inspect.report.register import register_markdown, results
 from hss_inspect.report.render import (
     agreement_markdown,
     clean_nan,
@@ -34,6 +36,7 @@ from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, pri
 
 SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
+REGISTER = "register"  # the register's Evaluation Report section (hss_inspect.report.register)
 
 
 Drawn = TypeVar("Drawn")
@@ -41,12 +44,25 @@ Drawn = TypeVar("Drawn")
 
 def add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
-    report.add_argument("--format", choices=FORMATS, default="md", help="what to print")
+    report.add_argument(
+        "--format",
+        choices=(*FORMATS, REGISTER),
+        default="md",
+        help="what to print (register: the Inspect Evals register's Evaluation Report section)",
+    )
     report.add_argument("--out", type=Path, help="also write every format and the plots here")
     report.add_argument(
         "--with-paper", action="store_true", help="add the paper's published Table 1 rows"
     )
     report.add_argument("--sweep", choices=SWEEPS, help="a sweep table over effort or frames")
+    report.add_argument(
+        "--paper-model",
+        action="append",
+        default=[],
+        metavar="MODEL=NAME",
+        help="register: compare the logs of MODEL with the paper's NAME (Table 5), e.g. a "
+        "proxy's name for one of the paper's models (repeatable)",
+    )
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
@@ -74,10 +90,12 @@ def report_command(args: argparse.Namespace) -> int:
         paths = [p for p in paths if p not in audits]
         if not paths:
             return 0
-    _, records = read_logs(paths)
+    infos, records = read_logs(paths)
     runs = runs_of(records)
     if args.sweep:
         return _sweep(args, runs)
+    if args.format == REGISTER:
+        return _register(args, infos, runs)
     rows = [clean_nan(leaderboard_row(run)) for run in runs]
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
@@ -118,6 +136,26 @@ def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
     except plots.PlotsUnavailable as exc:
         print(f"hss-inspect {command}: {exc}", file=sys.stderr)
         return None
+
+
+def _register(args: argparse.Namespace, infos: list[LogInfo], runs: list[Run]) -> int:
+    rows = [clean_nan(leaderboard_row(run)) for run in primary_runs(runs)]
+    text = register_markdown(results(infos, rows, _pairs(args.paper_model, "--paper-model")))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "evaluation_report.md").write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+    return 0
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        name, sep, target = value.partition("=")
+        if not sep or not name.strip() or not target.strip():
+            raise ValueError(f"{option} takes MODEL=NAME, got {value!r}")
+        pairs[name.strip()] = target.strip()
+    return pairs
 
 
 def _audit(args: argparse.Namespace, paths: list[str]) -> None:

@@ -8,5 +8,6 @@ Layers, for reuse by other analyses:
 - `sweep`, `agreement`, `compare`: the paper's ablations and paired tests, pure.
 - `paper`: the paper's Table 1 rows and Table 5 registry (task_configs/paper_models.yaml).
 - `render`, `plots`: Markdown/CSV/JSON/HTML and PNG/SVG at the edge.
+- `register`: the Inspect Evals register's Evaluation Report section from the logs.
 - `parsers`, `command`: the `hss-inspect report | agreement | compare` commands.
 """

@@ -71,6 +71,33 @@ def request_settings() -> dict[str, int]:
     return {k: int(v) for k, v in paper_data()["request"].items()}
 
 
+def release_tasks() -> int:
+    """Tasks of the released benchmark (Sec. 2.4, Table 3)."""
+    return int(paper_data()["release"]["tasks"])
+
+
+def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
+    """The generate options the paper ran `model` with (Table 5, App. C.1), at `effort`
+    instead of its own where given."""
+    request = request_settings()
+    settings: dict[str, Any] = {
+        "reasoning_effort": effort or model.effort,
+        "timeout": request["timeout"],
+        "max_retries": request["max_retries"],
+    }
+    if model.max_tokens is not None:
+        settings["max_tokens"] = model.max_tokens
+    return settings
+
+
+def judge_settings(judge: Deployment) -> dict[str, Any]:
+    """A judge as the paper ran it: its model and generate options (Table 5)."""
+    settings: dict[str, Any] = {"model": judge.inspect_model, "reasoning_effort": judge.effort}
+    if judge.max_tokens is not None:
+        settings["max_tokens"] = judge.max_tokens
+    return settings
+
+
 def deployments() -> list[Deployment]:
     return [_deployment(entry, entry["model"]) for entry in paper_data()["models"]]
 
@@ -104,13 +131,27 @@ def published_rows() -> list[PublishedRow]:
     data = paper_data()
     rows = [PublishedRow("Human baseline", "", "human", _values(data["human"]))]
     for entry in data["models"]:
-        label = f"{entry['model']} ({entry['effort']})"
+        label = _label(entry["model"], entry["effort"])
         rows.append(PublishedRow(label, entry["vendor"], "model", _values(entry["table1"])))
     for entry in data["controls"]:
-        effort = deployment(entry["model"]).effort
-        label = f"{entry['model']} ({effort}) [{entry['condition']}]"
+        label = _label(entry["model"], deployment(entry["model"]).effort, entry["condition"])
         rows.append(PublishedRow(label, "Control", "control", _values(entry["table1"])))
     return rows
+
+
+def table1_row(model: str, condition: str = "standard") -> PublishedRow | None:
+    """Table 1's row for one of the paper's models (a Table 5 name, Inspect name or
+    endpoint) at its Table 5 effort under `condition`; None where Table 1 has none."""
+    try:
+        found = deployment(model)
+    except ValueError:
+        return None
+    label = _label(found.name, found.effort, None if condition == "standard" else condition)
+    return next((row for row in published_rows() if row.label == label), None)
+
+
+def _label(model: str, effort: str, condition: str | None = None) -> str:
+    return f"{model} ({effort})" + (f" [{condition}]" if condition else "")
 
 
 def _values(found: dict[str, Any]) -> dict[str, float | None]:

@@ -53,6 +53,29 @@ class CriterionVerdict:
 
 
 @dataclass(frozen=True)
+class Invocation:
+    """How a log's eval was run, as far as the log records it: enough to give back the
+    `inspect eval` command (Inspect logs no command line) and the versions and dates."""
+
+    task: str  # the registry name, e.g. hss_inspect/hss
+    task_version: str  # the eval's version as Inspect records it
+    full_version: str | None  # hss_task_version (the fingerprint of every text and rule)
+    task_args: dict[str, Any]  # the -T values passed
+    model_args: dict[str, Any]  # the -M values passed
+    generate: dict[str, Any]  # generate options set, by the task's config or the command
+    roles: dict[str, dict[str, Any]]  # role -> {"model": ..., generate options}
+    options: dict[str, Any]  # eval options set (epochs, limits) as the command line gives them
+    created: str
+    completed: str | None
+    packages: dict[str, str]
+    dataset: str | None  # the dataset asked for (-T dataset)
+    tasks: int  # tasks selected
+    total_tokens: int | None
+    total_cost: float | None  # None unless Inspect priced every call
+    judge_prompt_sha256: str | None
+
+
+@dataclass(frozen=True)
 class LogInfo:
     """What a log says about how it was run (one row of the report's header columns)."""
 
@@ -66,6 +89,7 @@ class LogInfo:
     created: str
     dataset_revision: str | None = None
     judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
+    invocation: Invocation | None = None
 
 
 @dataclass(frozen=True)
@@ -255,7 +279,64 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         created=spec.created,
         dataset_revision=metadata.get("hss_dataset_revision"),
         judges=judges_of(samples, default=_grader_of(log)),
+        invocation=invocation_of(log),
     )
+
+
+# Eval options the command line can set, beyond the generate options.
+_EVAL_OPTIONS = (
+    "epochs",
+    "limit",
+    "sample_id",
+    "message_limit",
+    "token_limit",
+    "time_limit",
+    "working_limit",
+    "cost_limit",
+)
+
+
+def invocation_of(log: EvalLog) -> Invocation:
+    spec, metadata = log.eval, log.eval.metadata or {}
+    plan = log.plan.config.model_dump(exclude_none=True) if log.plan else {}
+    usage = list(log.stats.model_usage.values()) if log.stats else []
+    costs = [u.total_cost for u in usage]
+    return Invocation(
+        task=spec.task_registry_name or spec.task,
+        task_version=str(spec.task_version),
+        full_version=metadata.get("hss_task_version"),
+        task_args=dict(spec.task_args_passed or {}),
+        model_args=dict(spec.model_args or {}),
+        generate={**plan, **spec.model_generate_config.model_dump(exclude_none=True)},
+        roles={name: _role(config) for name, config in (spec.model_roles or {}).items()},
+        options=_eval_options(spec.config),
+        created=spec.created,
+        completed=(log.stats.completed_at or None) if log.stats else None,
+        packages=dict(spec.packages or {}),
+        dataset=(metadata.get("hss_dataset_requested") or {}).get("dataset"),
+        tasks=spec.dataset.samples or 0,
+        total_tokens=sum(u.total_tokens for u in usage) if usage else None,
+        total_cost=None if not costs or None in costs else sum(c or 0.0 for c in costs),
+        judge_prompt_sha256=metadata.get("hss_judge_prompt_sha256"),
+    )
+
+
+def _role(config: Any) -> dict[str, Any]:
+    if isinstance(config, list):  # several models in one role: the first is named
+        config = config[0]
+    args = {"model_args": dict(config.args)} if config.args else {}
+    return {"model": config.model, **config.config.model_dump(exclude_none=True), **args}
+
+
+def _eval_options(config: Any) -> dict[str, Any]:
+    """The eval options set, with their values as the command line writes them."""
+    found = {name: getattr(config, name, None) for name in _EVAL_OPTIONS}
+    limit = found["limit"]
+    if isinstance(limit, list | tuple):  # a range, held from a zero-based start
+        found["limit"] = f"{limit[0] + 1}-{limit[1]}"
+    if isinstance(found["sample_id"], list | tuple):
+        found["sample_id"] = ",".join(str(i) for i in found["sample_id"])
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def reasoning_effort_of(log: EvalLog) -> str | None:

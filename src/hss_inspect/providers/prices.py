@@ -1,0 +1,123 @@
+"""Prices in dollars per million tokens and what a run's tokens cost at them, as pure
+arithmetic. A price has the four fields of Inspect's `ModelCost`, the format of the file
+given to `inspect eval --model-cost-config`; looking a model up in Inspect's model
+database is `hss-inspect estimate`'s adapter, not this module's."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+
+COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
+# A rule of thumb for English text with the tokenizers of the paper's models, used only to
+# price text (no tokenizer is at hand offline). providers/fit.py counts a byte a token,
+# a bound for fitting a window; a price needs the typical count instead.
+TEXT_BYTES_PER_TOKEN = 4
+Rate = Literal["input", "output"]
+
+
+@dataclass(frozen=True)
+class Price:
+    """$ per million tokens (Inspect's `ModelCost` fields) and where it was found."""
+
+    input: float
+    output: float
+    input_cache_write: float
+    input_cache_read: float
+    source: str
+
+    def per_million(self, rate: Rate) -> float:
+        return self.input if rate == "input" else self.output
+
+
+def read_cost_config(text: str, source: str) -> dict[str, Price]:
+    """The prices of a `--model-cost-config` file by model name, read as Inspect reads it:
+    JSON when the text starts with `{`, else YAML; each model with all four fields."""
+    data = json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: not a mapping of model names to prices")
+    return {str(model): _price(fields, f"{source}: {model}") for model, fields in data.items()}
+
+
+def _price(fields: Any, where: str) -> Price:
+    if not isinstance(fields, dict):
+        raise ValueError(f"{where}: give {', '.join(COST_FIELDS)} ($ per million tokens)")
+    missing = [f for f in COST_FIELDS if f not in fields]
+    unknown = [f for f in fields if f not in COST_FIELDS]
+    if missing or unknown:
+        wrong = "missing " + ", ".join(missing) if missing else "unknown " + ", ".join(unknown)
+        raise ValueError(f"{where}: {wrong} (Inspect's ModelCost has {', '.join(COST_FIELDS)})")
+    try:
+        values = {f: float(fields[f]) for f in COST_FIELDS}
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: each of {', '.join(COST_FIELDS)} is a number") from None
+    return Price(**values, source=where.split(": ")[0])
+
+
+def dollars(tokens: int, per_million: float) -> float:
+    return tokens * per_million / 1_000_000
+
+
+def text_tokens(utf8_bytes: int) -> int:
+    return math.ceil(utf8_bytes / TEXT_BYTES_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Charge:
+    """Tokens of one kind for one model, billed at one of its rates. `tokens` is None when
+    they cannot be counted, `price` None when no price is known: then no dollars."""
+
+    what: str
+    model: str
+    rate: Rate
+    tokens: int | None
+    price: Price | None
+
+    @property
+    def dollars(self) -> float | None:
+        if self.tokens is None or self.price is None:
+            return None
+        return dollars(self.tokens, self.price.per_million(self.rate))
+
+    def as_dict(self) -> dict[str, Any]:
+        price = None if self.price is None else self.price.per_million(self.rate)
+        return {
+            "what": self.what,
+            "model": self.model,
+            "rate": self.rate,
+            "tokens": self.tokens,
+            "price_per_million": price,
+            "price_source": None if self.price is None else self.price.source,
+            "dollars": self.dollars,
+        }
+
+
+def total_dollars(charges: Sequence[Charge]) -> float | None:
+    """The sum, or None when any charge has no dollar figure (a partial sum would read as
+    the whole)."""
+    amounts = [c.dollars for c in charges]
+    return None if any(a is None for a in amounts) else sum(a or 0.0 for a in amounts)
+
+
+def dollars_text(amount: float) -> str:
+    """Cents from a dollar up; below it two significant figures, so that a small cost
+    never prints as $0.00."""
+    if amount == 0 or amount >= 1:
+        return f"${amount:,.2f}"
+    decimals = 1 - math.floor(math.log10(amount))
+    return f"${amount:.{decimals}f}"
+
+
+def price_text(per_million: float) -> str:
+    return f"${per_million:,.2f}/M"
+
+
+def priced_by_name(prices: Mapping[str, Price], model: str) -> Price | None:
+    """A file's price applies to the model of exactly that name: Inspect keys each entry
+    by the name as written and finds it by the model's own name."""
+    return prices.get(model)
