@@ -26,7 +26,6 @@ from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     AgentSettings,
-    FrameSettings,
     MediaSettings,
 )
 from hss_inspect.data.dataset import build_dataset
@@ -128,7 +127,7 @@ def hss(
         labeler_retries: re-asks of the labeller when its reply names no valid cause
     """
     o = opt.checked(locals())
-    media_settings = media_settings_of(o)
+    media_settings = opt.media_settings(o)
     agent = agent_settings_of(o)
     provider_limits = check_model_limits(media_settings, o["condition"])
     release = open_release(o["dataset"], o["revision"])
@@ -236,26 +235,6 @@ def scorers(judge_retries: int, labeler: bool, labeler_retries: int) -> list[Sco
     if labeler:
         chosen.append(failure_cause(retries=labeler_retries))
     return chosen
-
-
-def media_settings_of(o: dict[str, Any]) -> MediaSettings:
-    """The media options (already checked) as the settings media preparation obeys."""
-    return MediaSettings(
-        frames=FrameSettings(
-            fps=o["fps"],
-            max_frames=o["max_frames"],
-            frame_side=o["frame_side"],
-            max_images=o["max_images"],
-        ),
-        frame_bytes_budget=o["frame_bytes_budget"],
-        image_max_side=o["image_max_side"],
-        image_max_bytes=o["image_max_bytes"],
-        native_video=o["native_video"],
-        media_timeout=o["media_timeout"],
-        context_window=o["context_window"],
-        output_reserve=o["output_reserve"],
-        token_rules=o["token_rules"],
-    )
 
 
 def agent_settings_of(o: dict[str, Any]) -> AgentSettings:

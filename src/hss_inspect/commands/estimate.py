@@ -21,10 +21,14 @@ from typing import Any
 
 from hss_inspect.commands import cost
 from hss_inspect.core.errors import SetupError
-from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags
+from hss_inspect.core.options import (
+    FRAME_OPTIONS,
+    SELECTION_OPTIONS,
+    add_flags,
+    media_settings,
+)
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
-    FrameSettings,
     MediaSettings,
 )
 from hss_inspect.data.release import open_release
@@ -276,21 +280,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    media = MediaSettings(
-        frames=FrameSettings(
-            fps=args.fps,
-            max_frames=args.max_frames,
-            frame_side=args.frame_side,
-            max_images=args.max_images,
-        ),
-        frame_bytes_budget=args.frame_bytes_budget,
-        image_max_side=args.image_max_side,
-        image_max_bytes=args.image_max_bytes,
-        native_video=args.native_video,
-        context_window=args.context_window,
-        output_reserve=args.output_reserve,
-        token_rules=args.token_rules,
-    )
+    media = media_settings(vars(args))
     refusal = native_video_refusal(media, args.model)
     if refusal is not None:
         raise SetupError(refusal)

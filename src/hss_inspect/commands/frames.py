@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from hss_inspect.core.options import FRAME_OPTIONS, add_flags
-from hss_inspect.core.settings import FrameSettings
+from hss_inspect.core.options import FRAME_OPTIONS, add_flags, frame_settings
 from hss_inspect.media.store import (
     cached_sample_video,
     manifest_of,
@@ -27,12 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = FrameSettings(
-        fps=args.fps,
-        max_frames=args.max_frames,
-        frame_side=args.frame_side,
-        max_images=args.max_images,
-    )
+    settings = frame_settings(vars(args))
     if not args.video.is_file():
         print(f"hss-inspect frames: no such file {args.video}", file=sys.stderr)
         return 2

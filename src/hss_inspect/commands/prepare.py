@@ -17,7 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags
+from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags, frame_settings
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
@@ -186,17 +186,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    frame_settings = [
-        FrameSettings(
-            fps=args.fps, max_frames=cap, frame_side=args.frame_side, max_images=args.max_images
-        )
-        for cap in args.max_frames
-    ]
+    budgets = [frame_settings(vars(args), max_frames=cap) for cap in args.max_frames]
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
-    jobs = jobs_for(
-        rows, frame_settings, args.image_max_side, args.image_max_bytes, args.media_timeout
-    )
+    jobs = jobs_for(rows, budgets, args.image_max_side, args.image_max_bytes, args.media_timeout)
     print(f"preparing {len(jobs)} media file(s) from {release.description} into {cache_root()}")
     summary = prepare_all(release, jobs, args.jobs)
     print("\n".join(summary.lines()))

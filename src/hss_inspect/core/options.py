@@ -13,7 +13,7 @@ holding a comma arrives as a list; each check accepts what a user can type.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -341,6 +341,17 @@ AUDIT_ONLY = ("kinds", "sample_tasks", "perturber_retries")
 # Groups of options the commands share with the tasks.
 SELECTION_OPTIONS = ("dataset", "revision", "media", "domains", "subdomains")
 FRAME_OPTIONS = ("fps", "max_frames", "frame_side", "max_images")
+# The MediaSettings fields that are options under the same names.
+MEDIA_OPTIONS = (
+    "frame_bytes_budget",
+    "image_max_side",
+    "image_max_bytes",
+    "native_video",
+    "media_timeout",
+    "context_window",
+    "output_reserve",
+    "token_rules",
+)
 
 
 DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.items()}
@@ -348,6 +359,20 @@ DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.ite
 
 def check(name: str, value: Any) -> Any:
     return OPTIONS[name].check(value)
+
+
+def frame_settings(values: Mapping[str, Any], **override: Any) -> s.FrameSettings:
+    """The frame options among `values` (checked) as FrameSettings; `override` replaces
+    some (a frame-budget sweep prepares several `max_frames`)."""
+    chosen = {name: values[name] for name in FRAME_OPTIONS} | override
+    return s.FrameSettings(**chosen)
+
+
+def media_settings(values: Mapping[str, Any]) -> s.MediaSettings:
+    """The media options among `values` (checked; a task's, or a command's flags) as the
+    settings media preparation obeys; options not given keep their defaults."""
+    given = {name: values[name] for name in MEDIA_OPTIONS if name in values}
+    return s.MediaSettings(frames=frame_settings(values), **given)
 
 
 def checked(arguments: dict[str, Any]) -> dict[str, Any]:
