@@ -21,10 +21,12 @@ test command):
                     what the model is sent and how its answer is taken (prompt words,
                     the user turn, the solvers, the answer rules, the agentic loop) |
                     the rubric judge, scorer, metrics, failure-cause labeller
-    providers       what each provider accepts in one request (model_limits.yaml)
+    providers       what each provider accepts in one request (model_limits.yaml): payload
+                    and image-token rules, the context window and the token fit, prices
     data | media    the release (rows, hub, local copies, demo, samples) | frames and
                     images (sampling plan, decoding, cache, the async service)
-    core            settings, options, taxonomy, packaged files, errors, roles, tables
+    core            settings, options, taxonomy, packaged files, errors, roles, tables,
+                    score values, `inspect eval` command lines
 """
 
 from typing import Any
