@@ -143,7 +143,7 @@ def _unique(*pricings: Pricing) -> list[Pricing]:
 def cost_assumptions(answer: int, answer_source: str, native: int) -> list[str]:
     lines = [
         f"text tokens: UTF-8 bytes / {TEXT_BYTES_PER_TOKEN} (typical for English; no "
-        "tokenizer is used); image tokens: the provider's formula",
+        "tokenizer is used); image tokens: by the formula named above",
         f"the judge reads an answer of {answer:,} tokens ({answer_source})",
         "one judge call per attempt with an answer; re-asks after an unreadable reply "
         "(-T judge_retries) are not included",
