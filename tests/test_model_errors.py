@@ -28,7 +28,11 @@ from google.genai import errors as genai_errors
 from inspect_ai.log import EvalLog
 from tenacity import Future, RetryError
 
-from hss_inspect.conditions.answer import _PROVIDER_ERROR_CLASSES, is_provider_error
+from hss_inspect.conditions.answer import (
+    _PROVIDER_ERROR_CLASSES,
+    is_provider_error,
+    is_transient,
+)
 from hss_inspect.media.errors import MediaError
 from tests.support.faulty_inspect import INJECTED
 from tests.support.fixture_repo import TASKS, FixtureTask, build_repo
@@ -98,6 +102,34 @@ def test_provider_failures_are_recognised_by_type() -> None:
     ]
     for failure in failures:
         assert is_provider_error(failure), repr(failure)
+
+
+def test_with_omit_only_a_failure_a_later_request_may_not_meet_is_left_out() -> None:
+    from inspect_ai.model._model import ModelGenerateError  # pinned above
+
+    outage = openai.InternalServerError("down", response=_status(500), body=None)
+    transient: list[BaseException] = [
+        outage,
+        _raised_from(outage, RuntimeError("retries exhausted")),
+        openai.RateLimitError("slow down", response=_status(429), body=None),
+        openai.APITimeoutError(request=REQUEST),
+        anthropic.APIStatusError("overloaded", response=_status(529), body=None),
+        genai_errors.ServerError(503, {"error": {"message": "unavailable"}}),
+        httpx.ReadTimeout("timed out", request=REQUEST),
+    ]
+    # the provider answered the request itself: the same request fails the same way
+    final: list[BaseException] = [
+        openai.BadRequestError("bad image part", response=_status(400), body=None),
+        openai.NotFoundError("no such model", response=_status(404), body=None),
+        openai.UnprocessableEntityError("bad schema", response=_status(422), body=None),
+        _raised_from(
+            openai.BadRequestError("bad", response=_status(400), body=None),
+            ModelGenerateError("Request: ...", status_code=400),
+        ),
+    ]
+    assert [is_transient(e) for e in transient] == [True] * len(transient)
+    assert [is_transient(e) for e in final] == [False] * len(final)
+    assert all(is_provider_error(e) for e in transient + final)
 
 
 def test_bugs_are_not_provider_failures() -> None:
@@ -226,6 +258,35 @@ def test_a_bug_in_a_tool_fails_its_sample_even_with_model_errors_omit(
     assert not buggy.scores and "model_error" not in buggy.metadata
     # the model was asked once (it called crop); the judge never was
     assert [r["model"] for r in requests] == ["agent"]
+
+
+@pytest.mark.slow
+def test_a_tool_failing_on_this_machine_fails_its_sample_not_the_models_turn(
+    tmp_path: Path,
+) -> None:
+    """Inspect hands a tool's FileNotFoundError (or timeout, permission error) back to the
+    model as a tool result; from HSS's tools it is this machine's failure."""
+    release = build_repo(tmp_path / "release", (image_task("agent-buggy", "AGENT-BUGGY"),))
+    with scripted_models(tmp_path / "server", "agent_server.py") as (base_url, request_log):
+        log, _ = run_eval(
+            "hss_inspect/hss_agentic",
+            tmp_path / "logs",
+            base_url,
+            model="openai-api/scripted/agent",
+            epochs=1,
+            task_args={"dataset": release, "model_errors": "omit"},
+            env={"HSS_FAULT": "crop-io:1,2,33,34", "HSS_INSPECT_CACHE": str(tmp_path / "cache")},
+            program=FAULTY_INSPECT,
+        )
+        requests = [json.loads(line) for line in request_log.read_text().splitlines()]
+    assert log.status == "error"
+    (broken,) = log.samples or []
+    assert (
+        broken.error is not None
+        and "task agent-buggy: the crop tool failed" in broken.error.message
+    )
+    assert "file_not_found" in broken.error.message and not broken.scores
+    assert [r["model"] for r in requests] == ["agent"]  # not asked again, judge never asked
 
 
 @pytest.mark.slow

@@ -407,3 +407,29 @@ def test_the_window_is_asked_of_the_server_the_model_talks_to(local_server: str)
     assert budget.input_tokens == 12_288 - 500
     # an option wins, and nothing is asked
     assert asyncio.run(budget_for(vllm, 8_000, 4096)).source == "option"
+
+
+def test_the_output_kept_free_follows_the_tasks_generate_config(tmp_path: Path) -> None:
+    """A recipe or a Flow spec puts max_tokens on the task: the fit keeps that much free."""
+    from inspect_ai import eval as inspect_eval
+
+    from hss_inspect.task import hss_demo
+
+    task = hss_demo(context_window=100_000)
+    task.config = GenerateConfig(max_tokens=777)
+    (log,) = inspect_eval(
+        task,
+        model="hss/scripted",
+        model_roles={"grader": "hss/scripted"},
+        epochs=1,
+        sample_id="demo-rolling-ball",
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success" and log.samples
+    fit = log.samples[0].metadata["sent_media"]["token_fit"]
+    assert (fit["output_reserve"], fit["output_reserve_source"]) == (
+        777,
+        "the task's generate config",
+    )
+    assert fit["window"] - fit["input_tokens"] == 777  # the window less the output kept free

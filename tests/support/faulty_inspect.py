@@ -5,6 +5,8 @@ Run as `python -m tests.support.faulty_inspect <inspect arguments>` with HSS_FAU
   generate:WORD   a KeyError inside `Model.generate` of the model under evaluation (not a
                   role model) when the text of its request holds WORD
   crop:X0,Y0,X1,Y1  a KeyError inside the crop tool's work for a crop of exactly that box
+  crop-io:X0,Y0,X1,Y1  a FileNotFoundError there instead (Inspect would hand it to the model
+                       as a tool result)
 
 Then it runs Inspect's own command line (the `inspect` console script's entry point).
 """
@@ -33,7 +35,7 @@ def break_generate(word: str) -> None:
     Model.generate = generate  # type: ignore[method-assign]
 
 
-def break_crop(box: str) -> None:
+def break_crop(box: str, error: type[Exception] = KeyError) -> None:
     from hss_inspect.conditions.agentic import tools
     from hss_inspect.conditions.agentic.views import Box
 
@@ -42,15 +44,19 @@ def break_crop(box: str) -> None:
 
     def checked_box(box: Box, *args: Any, **kwargs: Any) -> Box:
         if box == wanted:
-            raise KeyError(INJECTED)
+            raise error(INJECTED)
         return original(box, *args, **kwargs)
 
     tools.checked_box = checked_box
 
 
+def break_crop_io(box: str) -> None:
+    break_crop(box, FileNotFoundError)
+
+
 def main() -> None:
     kind, _, argument = os.environ["HSS_FAULT"].partition(":")
-    {"generate": break_generate, "crop": break_crop}[kind](argument)
+    {"generate": break_generate, "crop": break_crop, "crop-io": break_crop_io}[kind](argument)
     (inspect,) = entry_points(group="console_scripts", name="inspect")
     sys.argv[0] = "inspect"
     sys.exit(inspect.load()())

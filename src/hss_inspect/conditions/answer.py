@@ -211,6 +211,20 @@ def is_provider_error(exc: BaseException) -> bool:
     return any(isinstance(link, classes) for link in _causes(exc))
 
 
+# Client errors a later request may not meet again: a timeout, "too early", a rate limit.
+_TRANSIENT_CLIENT_STATUS = (408, 425, 429)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a provider failure is one the same request may not meet again (a server
+    error, a rate limit, a timeout, a lost connection). Another client error (400, 404,
+    422, ...) answers the request itself, which HSS built: with `model_errors=omit` it
+    still fails the sample, so a request malformed for every clip of a kind cannot quietly
+    leave those tasks out."""
+    status = status_of(exc)
+    return status is None or status >= 500 or status in _TRANSIENT_CLIENT_STATUS
+
+
 def status_of(exc: BaseException) -> int | None:
     """The HTTP status of a provider error, whichever SDK raised it."""
     for link in _chain(exc):
@@ -294,14 +308,14 @@ def answer(model_errors: ModelErrors = DEFAULT_MODEL_ERRORS) -> Solver:
 
 def record_model_error(state: TaskState, exc: Exception, model_errors: ModelErrors) -> None:
     """Re-raise what must fail the sample (anything not the provider's, a size refusal, a
-    provider error under `model_errors=fail`), else leave the attempt out with the error
-    recorded. Call from an except block."""
+    provider error under `model_errors=fail`, a client error that answers the request
+    itself), else leave the attempt out with the error recorded. Call from an except block."""
     if not is_provider_error(exc):
         raise exc
     refused = refusal_in_error(exc)
     if refused is not None:
         raise _refused(state, refused) from exc
-    if model_errors == "fail":
+    if model_errors == "fail" or not is_transient(exc):
         raise exc
     state.metadata["model_error"] = model_error_record(exc)
     state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])

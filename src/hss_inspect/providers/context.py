@@ -220,12 +220,33 @@ def endpoint_of(model: Model) -> Endpoint | None:
     return Endpoint(provider, str(base), str(name), api.api_key)
 
 
+def generate_config_of(model: Model) -> GenerateConfig:
+    """The settings Inspect generates with for `model`: its own, and for the model under
+    evaluation the eval's and the task's on top (a recipe's or a Flow spec's max_tokens and
+    reasoning effort sit on the task), as Inspect merges them when it calls the model."""
+    # No public function returns the merged config; both names are pinned by
+    # tests/test_token_fit.py::test_the_output_kept_free_follows_the_tasks_generate_config.
+    from inspect_ai.model._generate_config import (
+        active_generate_config,  # inspect-evals-lint: ignore[private_api_imports] -- see above
+    )
+    from inspect_ai.model._model import (
+        active_model,  # inspect-evals-lint: ignore[private_api_imports] -- see above
+    )
+
+    if model == active_model():
+        return model.config.merge(active_generate_config())
+    return model.config
+
+
 def max_tokens_sent(model: Model) -> tuple[int | None, str]:
-    """The `max_tokens` Inspect sends the model, and why: --max-tokens, else the provider's
-    default (None for providers that send none)."""
-    if model.config.max_tokens is not None:
-        return model.config.max_tokens, "--max-tokens"
-    default = model.api.max_tokens_for_config(model.config) or model.api.max_tokens()
+    """The `max_tokens` Inspect sends the model, and why: the configured one (--max-tokens,
+    or the task's generate config), else the provider's default for that configuration
+    (None for providers that send none)."""
+    config = generate_config_of(model)
+    if config.max_tokens is not None:
+        given = model.config.max_tokens == config.max_tokens
+        return config.max_tokens, "--max-tokens" if given else "the task's generate config"
+    default = model.api.max_tokens_for_config(config) or model.api.max_tokens()
     return default, f"the max_tokens Inspect sends to {provider_of(str(model))} by default"
 
 

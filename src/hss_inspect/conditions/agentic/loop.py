@@ -163,6 +163,7 @@ async def converse(
             ended = "answered_without_submit"
             break
         executed = await execute_tools(state.messages, tools)
+        raise_machine_errors(state, executed.messages)
         state.messages.extend(executed.messages)
         conversation.record_tools(output.message, executed.messages)
         if media.answer is not None:
@@ -179,6 +180,30 @@ async def model_step(model: Model, state: TaskState, tools: list[Tool]) -> Model
         if is_provider_error(exc):
             raise ModelCallFailed(exc) from exc
         raise
+
+
+class ToolFailed(RuntimeError):
+    """A tool failed for a reason of this machine, not of its arguments: the sample's error."""
+
+
+# What the model can act on: a bad argument (our tools raise ToolError, Inspect reports it as
+# "unknown") or arguments that do not parse. Inspect also turns a tool's TimeoutError,
+# FileNotFoundError, PermissionError and the like into tool results; from these tools they
+# mean this machine failed, so they end the sample instead.
+MODEL_ACTIONABLE_TOOL_ERRORS = ("unknown", "parsing")
+
+
+def raise_machine_errors(state: TaskState, results: list[ChatMessage]) -> None:
+    for message in results:
+        if not isinstance(message, ChatMessageTool) or message.error is None:
+            continue
+        error = message.error
+        if error.type not in MODEL_ACTIONABLE_TOOL_ERRORS:
+            raise ToolFailed(
+                f"task {state.metadata.get('task_id', state.sample_id)}: the "
+                f"{message.function} tool failed on this machine ({error.type}: "
+                f"{error.message}); fix the cause and re-run the sample with inspect eval-retry"
+            )
 
 
 def latest_text(messages: list[ChatMessage]) -> str:

@@ -33,7 +33,7 @@ from hss_inspect.conditions.agentic.views import (
 )
 from hss_inspect.core.settings import AgentSettings, FrameSettings
 from hss_inspect.media import service
-from hss_inspect.media.errors import MediaError
+from hss_inspect.media.errors import MediaCancelled, MediaError, MediaTimeout
 from hss_inspect.media.image import upright_image
 from hss_inspect.media.plan import FramePlan, format_seconds, plan_window
 from hss_inspect.media.uri import data_uri
@@ -42,6 +42,9 @@ from hss_inspect.providers.limits import PART_OVERHEAD_BYTES
 
 # Frames decoded for cropping keep the source resolution (`scaled_size` never upscales).
 NATIVE_SIDE = 1 << 16
+# Failures of this machine, not of the model's request: they fail the sample rather than
+# come back to the model as a tool result it could act on.
+MACHINE_MEDIA_ERRORS = (MediaTimeout, MediaCancelled)
 # Labels carry two decimals; above 60 fps neighbouring frames could share a label.
 MAX_WINDOW_FPS = 60
 
@@ -183,6 +186,8 @@ async def _native_frame(media: AgentMedia, shown: ShownFrame) -> Image.Image:
     settings = replace(media.frame_settings, frame_side=NATIVE_SIDE, max_images=None)
     try:
         video = await service.plan_frames_of(media.path, settings, plan)
+    except MACHINE_MEDIA_ERRORS:
+        raise
     except MediaError as exc:
         raise ViewError(f"the frame at {shown.label} s cannot be decoded ({exc})") from exc
     return await asyncio.to_thread(_open_jpeg, video.jpegs[0])
@@ -220,6 +225,8 @@ def frames(media: AgentMedia) -> Tool:
             return image_limit_text(media)
         try:
             video = await service.plan_frames_of(media.path, media.frame_settings, plan)
+        except MACHINE_MEDIA_ERRORS:
+            raise
         except MediaError as exc:
             raise ToolError(f"these frames cannot be decoded ({exc})") from exc
         if not media.take_images(video.jpegs):
