@@ -201,3 +201,20 @@ def test_the_judge_request_is_sized_as_the_judge_receives_it(tmp_path: Path) -> 
         assert sent == judge_request_bytes(rows[str(sample.id)], FIXED_ANSWER)
         checked += 1
     assert checked == 8
+
+
+def test_pricing_never_creates_a_provider_that_could_start_a_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspect_ai.model
+
+    from hss_inspect.commands.cost import inspect_pricing
+
+    asked: list[str] = []
+    monkeypatch.setattr(inspect_ai.model, "get_model_info", lambda name: asked.append(name))
+    inspect_pricing("sglang/Qwen/Qwen2.5-VL-7B-Instruct", {})
+    inspect_pricing("hf/Qwen/Qwen2.5-VL-7B-Instruct", {})
+    inspect_pricing("openai/gpt-6-astra", {})
+    # looked up by the model's own name where resolving the provider's could start a server
+    # or load weights; a client-only provider keeps its name
+    assert asked == ["Qwen/Qwen2.5-VL-7B-Instruct"] * 2 + ["openai/gpt-6-astra"]

@@ -160,6 +160,18 @@ def test_image_token_formulas_match_the_providers_worked_examples() -> None:
     assert openai_patch_tokens(1024, 1024, openai) == 1024
     # the guide's example: 1800x2400 is scaled to 1056x1408, 33 x 44 patches
     assert openai_patch_tokens(1800, 2400, openai) == 33 * 44
+    # the guide's worked example, turned: the losing side is the width either way
+    assert openai_patch_tokens(2400, 1800, openai) == 44 * 33
+    # never over the budget, whatever the shape (float rounding once gave 31 x 51 = 1581)
+    assert openai_patch_tokens(1000, 1678, openai) <= 1536
+    assert (
+        max(
+            openai_patch_tokens(w, h, openai)
+            for w in range(1000, 4097, 37)
+            for h in range(1000, 4097, 41)
+        )
+        <= 1536
+    )
 
 
 @pytest.mark.slow

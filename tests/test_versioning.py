@@ -15,6 +15,7 @@ import pytest
 
 from hss_inspect import versioning
 from hss_inspect.conditions.agentic import tools
+from hss_inspect.providers import tokens as token_formulas
 from hss_inspect.versioning import comparability_version, result_fingerprints, task_version
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -39,7 +40,7 @@ PINNED: dict[int, dict[str, str]] = {
         "media_notes": "c97d17d13f4689782bf53e8247d194f4462098392705a6241b993d3893752cfd",
         "blind_system_message": "e4cbe94af46e082f74bfa10998a81f8c73102ded85380db5e548776ada8d2bde",
         "sampling_defaults": "c79eab0800c1e77cbc6baaf84a172e06e570955b0ca2d8348c53c495e7f45b4b",
-        "token_fit": "f29af7ca2211b7a7b66beb6955141f8cd56409e13073b5b170ff7d494a0a695b",
+        "token_fit": "64590446a558e7f68d81133100f671f4f7645c477f26d4e65de8aeb8580af265",
         "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
         "scoring": "84689ac722b6c9737c0575e6281595965e21474c7113797266f290bde32fc802",
         "agentic": "8a1a0f113d4c77e6521b5b0d4e24adb6dcf65aa0752b1f087aeaa70b7d304e85",
@@ -96,6 +97,14 @@ def test_the_agentic_inputs_provider_rules_and_labeller_are_fingerprinted(
     before = result_fingerprints()
     monkeypatch.setattr(tools, "CROP_DESCRIPTION", tools.CROP_DESCRIPTION + " Crop well.")
     assert {k for k, v in result_fingerprints().items() if v != before[k]} == {"agentic"}
+    # the image-token formulas' code, not only their constants, decides the frames sent
+    formulas = dict(token_formulas.FORMULAS)
+    formulas["qwen_smart_resize"] = lambda w, h, f: token_formulas.qwen_tokens(w, h, f) + 1
+    monkeypatch.setattr(token_formulas, "FORMULAS", formulas)
+    assert {k for k, v in result_fingerprints().items() if v != before[k]} == {
+        "agentic",
+        "token_fit",
+    }
 
     rules = versioning.rules_file()
     first = dataclasses.replace(rules.providers[0], images_per_request=7)

@@ -34,7 +34,8 @@ from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
 from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
 from hss_inspect.providers.fit import FIT_ALGORITHM_VERSION
-from hss_inspect.providers.limits import rules_file
+from hss_inspect.providers.limits import TokenRule, rules_file
+from hss_inspect.providers.tokens import image_tokens
 
 
 @cache
@@ -158,6 +159,25 @@ def token_fit_inputs() -> dict[str, Any]:
     return {
         "families": [{**r.as_dict(), "match": list(r.match)} for r in rules.token_rules],
         "providers": {p.name: p.image_tokens for p in rules.providers if p.image_tokens},
+        # what each formula's code makes of a few sizes, so a change to the code shows
+        "costs": {
+            r.name: [image_tokens(r, w, h) for w, h in TOKEN_SAMPLE_SIZES]
+            for r in _all_token_rules()
+        },
         "constants": dataclasses.asdict(rules.fit),
         "algorithm": FIT_ALGORITHM_VERSION,
     }
+
+
+# Frames and images of the sizes HSS sends, from the floor's up to a large photograph.
+TOKEN_SAMPLE_SIZES = ((128, 72), (432, 768), (768, 432), (1280, 720), (1800, 2400), (4096, 3072))
+
+
+def _all_token_rules() -> list[TokenRule]:
+    rules = rules_file()
+    from_providers = [
+        TokenRule(p.name, dict(p.image_tokens), "provider")
+        for p in rules.providers
+        if p.image_tokens
+    ]
+    return [*rules.token_rules, *from_providers]

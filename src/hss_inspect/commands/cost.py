@@ -15,6 +15,7 @@ from typing import Any
 
 from hss_inspect.core.errors import SetupError
 from hss_inspect.data.rows import TaskRow
+from hss_inspect.providers.context import info_name
 from hss_inspect.providers.prices import (
     TEXT_BYTES_PER_TOKEN,
     Charge,
@@ -71,10 +72,11 @@ def inspect_pricing(model: str, prices: Mapping[str, Price]) -> Pricing:
     those over its database), else its model database's."""
     from inspect_ai.model import get_model_info
 
-    # A name the database lacks makes Inspect create the provider to ask it, and its
-    # start-up notice is printed: keep it out of the figures (and of --json).
+    # A name the database lacks makes Inspect create the provider to ask it: looked up by
+    # `info_name`, a provider that could start a server or load weights is never created,
+    # and a client's start-up notice goes to stderr, out of the figures (and of --json).
     with contextlib.redirect_stdout(sys.stderr):
-        info = get_model_info(model)
+        info = get_model_info(info_name(model))
     price = priced_by_name(prices, model)
     if price is None and info is not None and info.cost is not None:
         price = Price(**info.cost.model_dump(), source=DATABASE)

@@ -26,11 +26,14 @@ def openai_patch_tokens(width: int, height: int, formula: dict[str, Any]) -> int
     patches = math.ceil(width / patch) * math.ceil(height / patch)
     if patches > budget:
         shrink = math.sqrt(patch * patch * budget / (width * height))
-        # keep whole patches along the width, as the guide's worked example does
-        width_patches = width * shrink / patch
-        shrink *= math.floor(width_patches) / width_patches
-        patches = math.ceil(width * shrink / patch) * math.ceil(height * shrink / patch)
-    return math.ceil(patches * float(formula.get("multiplier", 1.0)))
+        # the guide then shrinks a little more, so that the side losing most keeps whole
+        # patches, and takes the resized image's whole pixels
+        along = (width * shrink / patch, height * shrink / patch)
+        shrink *= min(math.floor(n) / n for n in along)
+        resized = (math.floor(width * shrink), math.floor(height * shrink))
+        patches = math.ceil(resized[0] / patch) * math.ceil(resized[1] / patch)
+    # the count is capped at the budget (float rounding can leave one patch row over it)
+    return math.ceil(min(patches, budget) * float(formula.get("multiplier", 1.0)))
 
 
 def gemini_tokens(width: int, height: int, formula: dict[str, Any]) -> int:
