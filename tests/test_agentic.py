@@ -89,6 +89,8 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EvalLo
             "hss_inspect/hss_agentic",
             tmp_path_factory.mktemp("agent-logs"),
             base_url,
+            "--max-retries",
+            "0",  # agent-broken's outage is not retried
             model=AGENT,
             epochs=1,
             env={"HSS_INSPECT_CACHE": str(tmp_path_factory.mktemp("agent-cache"))},
@@ -322,3 +324,49 @@ def test_a_provider_error_mid_conversation_leaves_the_attempt_out(agent_run) -> 
     assert (agent["ended_by"], agent["steps"], agent["tool_calls"]) == (
         "model_error", 1, {"crop": 1},
     )  # fmt: skip
+
+
+# ---- the tools' images within a fitted context window ---------------------------------
+
+
+def _jpeg(width: int, height: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (90, 120, 150)).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def test_tool_images_stop_where_the_fitted_window_is_full(tmp_path: Path) -> None:
+    from hss_inspect.conditions.agentic.loop import (
+        CONVERSATION_TEXT_TOKENS,
+        image_cost_of,
+        tool_token_budget,
+    )
+    from hss_inspect.conditions.agentic.tools import AgentMedia
+    from hss_inspect.core.settings import DEFAULT_AGENT, DEFAULT_FRAMES
+
+    # a Qwen2.5-VL record: a 768x432 frame is resized to 756x420, 27 x 15 blocks of 28 px,
+    # plus the two tokens around the image
+    rule = {
+        "name": "Qwen2.5-VL",
+        "formula": "qwen_smart_resize",
+        "factor": 28,
+        "min_pixels": 3136,
+        "max_pixels": 12845056,
+        "wrapper_tokens": 2,
+        "source": "card",
+    }
+    fit = {"input_tokens": 30_000, "estimated_tokens": 20_000, "rule": rule}
+    left = 30_000 - 20_000 - CONVERSATION_TEXT_TOKENS
+    assert tool_token_budget(fit) == left
+    assert tool_token_budget({"input_tokens": None, "estimated_tokens": 5}) is None
+    cost = image_cost_of(fit)
+    assert cost is not None and cost(768, 432) == 27 * 15 + 2
+    media = AgentMedia(
+        "video", tmp_path / "clip.mp4", DEFAULT_FRAMES, DEFAULT_AGENT, 40,
+        token_budget=left, image_cost=cost,
+    )  # fmt: skip
+    frame = _jpeg(768, 432)
+    fitting = left // (27 * 15 + 2)
+    assert media.take_images([frame] * fitting)
+    assert not media.take_images([frame])  # one more would overrun the window
+    assert media.image_limit_reached and media.tokens_returned == fitting * (27 * 15 + 2)

@@ -297,6 +297,8 @@ def test_a_provider_error_mid_conversation_fails_the_sample_by_default(tmp_path:
             "hss_inspect/hss_agentic",
             tmp_path / "logs",
             base_url,
+            "--max-retries",
+            "0",
             model="openai-api/scripted/agent",
             epochs=1,
             task_args={"dataset": release},
@@ -307,7 +309,10 @@ def test_a_provider_error_mid_conversation_fails_the_sample_by_default(tmp_path:
     (broken,) = log.samples or []
     assert broken.error is not None and "scripted provider failure" in broken.error.message
     assert not broken.scores and "model_error" not in broken.metadata
-    assert [r["model"] for r in requests] == ["agent", "agent"]  # the second step failed
+    # the first step answered; the second met the outage (the SDK retries it itself); the
+    # judge was never asked
+    assert len(requests) >= 2 and {r["model"] for r in requests} == {"agent"}
+    assert "task agent-broken" in broken.error.message and "eval-retry" in broken.error.message
 
 
 # ---- an outage fails the sample; eval-retry completes the run --------------------------
@@ -496,3 +501,36 @@ def test_labeler_option_without_a_labeler_role_is_refused_before_any_request(
     assert log.status == "error" and log.error is not None
     assert "--model-role labeler=" in log.error.message
     assert request_log.read_text().splitlines()[start:] == []
+
+
+@pytest.mark.slow
+def test_with_omit_an_outage_is_left_out_and_a_request_refused_as_such_still_fails(
+    judge_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    release = build_repo(tmp_path / "release", (*OUTAGE_TASKS, image_task("t-broken", "BROKEN")))
+    outage = tmp_path / "outage"
+    outage.touch()  # for the whole run: the attempts can only be left out
+    with provider_stand_in(tmp_path / "server", {"outage_file": str(outage)}) as (url, _):
+        log = provider_run(
+            "openai-api", url, release, tmp_path, judge_server[0],
+            "--max-retries", "0", "--no-fail-on-error", "-T", "model_errors=omit",
+        )  # fmt: skip
+    by_task: dict[str, list[Any]] = {}
+    for sample in log.samples or []:
+        by_task.setdefault(str(sample.id), []).append(sample)
+    for left_out in by_task["t-outage"]:  # an outage: left out, for good
+        assert left_out.error is None
+        value = left_out.scores["rubric_judge"].value
+        assert value["model_error"] == 1 and value["pass"] != value["pass"]  # NaN
+        assert left_out.metadata["model_error"]["status"] == 500
+    for refused in by_task["t-broken"]:  # HTTP 400 answers the request itself: it fails
+        assert refused.error is not None and not refused.scores
+        assert "task t-broken" in refused.error.message
+        assert "refused the request itself" in refused.error.message
+    assert log.results is not None
+    (score,) = log.results.scores
+    metrics = {name: m.value for name, m in score.metrics.items()}
+    # t-pass and t-fail graded, t-outage's attempts left out, t-broken failed (no score)
+    assert metrics["tasks"] == 3 and metrics["ungraded_tasks"] == 1
+    assert metrics["model_error_rate"] == pytest.approx(1 / 3)
+    assert metrics["pass_at_1"] == pytest.approx(PASSES["t-pass"] / 2 + PASSES["t-fail"] / 2)

@@ -250,38 +250,6 @@ def test_provider_error_fails_the_sample_by_default(
     assert metrics["model_error_rate"] == 0 and metrics["grading_failure_rate"] == 0
 
 
-def test_model_errors_omit_leaves_the_attempt_out_for_good(
-    provider_repo: Path,
-    shared_cache: Path,
-    model_server: tuple[str, Path],
-    tmp_path: Path,
-) -> None:
-    with provider_stand_in(tmp_path / "server", ANTHROPIC_WIRE_RULES) as (url, _):
-        log = run_against(
-            "anthropic/claude-opus-5",
-            "img-broken,img-large",
-            provider_repo,
-            shared_cache,
-            model_server,
-            tmp_path,
-            {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "test-key"},
-            "-M",
-            "streaming=false",
-            task_args={"model_errors": "omit"},
-        )
-    broken = sample(log, "img-broken")
-    assert broken.error is None
-    value = broken.scores["rubric_judge"].value
-    assert value["model_error"] == 1 and value["pass"] != value["pass"]  # NaN
-    assert broken.metadata["model_error"]["status"] == 400
-    assert log.results is not None
-    (score,) = log.results.scores
-    metrics = {name: m.value for name, m in score.metrics.items()}
-    # counted, and not as a grading failure; one attempt per task (epochs=1)
-    assert metrics["model_error_rate"] == pytest.approx(1 / 2)
-    assert metrics["grading_failure_rate"] == 0 and metrics["pass_at_1"] == 1
-
-
 OPENAI_WIRE_RULES = {  # images and vision guide
     "request_max_bytes": 512_000_000,
     "images_per_request": 1500,

@@ -43,7 +43,7 @@ PINNED: dict[int, dict[str, str]] = {
         "token_fit": "64590446a558e7f68d81133100f671f4f7645c477f26d4e65de8aeb8580af265",
         "judge_audit": "83480d02afe1a89e2de58654efcd9550d2a5f06a5c3ccdae14628494e7e53fde",
         "scoring": "84689ac722b6c9737c0575e6281595965e21474c7113797266f290bde32fc802",
-        "agentic": "8a1a0f113d4c77e6521b5b0d4e24adb6dcf65aa0752b1f087aeaa70b7d304e85",
+        "agentic": "b568baf1d9e9e32965d9bdcf265ddf913bf2b1b7399250bed89cd19464ac91ea",
         "provider_rules": "ecc6d8a99118af53d4ea36ddeaa650a5e098c7b3ff2342a40eb5bb8a2f2bf696",
         "labeler": "ae75c46cb6761415a1da592fee17859ad7f367751984cbfa98bc04f1fc494c8b",
     },

@@ -17,7 +17,7 @@ from inspect_ai.tool import ToolDef
 from hss_inspect.audit.kinds import KINDS
 from hss_inspect.audit.variants import audit_data
 from hss_inspect.conditions import prompt
-from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES
+from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES, CONVERSATION_TEXT_TOKENS
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.core.settings import (
     DEFAULT_AGENT,
@@ -77,6 +77,7 @@ def agentic_inputs() -> dict[str, Any]:
         "tools": tools,
         "limits": DEFAULT_AGENT.as_dict(),
         "conversation_text_bytes": CONVERSATION_TEXT_BYTES,
+        "conversation_text_tokens": CONVERSATION_TEXT_TOKENS,
     }
 
 

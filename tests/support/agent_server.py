@@ -160,7 +160,8 @@ class Handler(JsonHandler):
         first_turn = json.dumps(messages[:2])
         if any(m.get("role") == "assistant" for m in messages):
             if "[AGENT-BROKEN]" in first_turn:
-                self._fail(400, "scripted provider failure")
+                # an outage mid-conversation (the tests run with --max-retries 0)
+                self._fail(503, "scripted provider failure")
                 return
             if "[AGENT-REFUSED]" in first_turn:
                 self._fail(400, POLICY_MESSAGE, "content_policy_violation")

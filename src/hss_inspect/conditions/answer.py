@@ -282,11 +282,33 @@ def output_budget(output: ModelOutput) -> int | None:
     return configured
 
 
+class ProviderFailed(RuntimeError):
+    """The provider failed this sample's request after Inspect's retries: the sample's error,
+    which `inspect eval-retry` runs again."""
+
+
+def provider_failure_message(state: TaskState, exc: Exception) -> str:
+    failure = model_error_record(exc)
+    status = f" (HTTP {failure['status']})" if failure["status"] is not None else ""
+    again = (
+        "inspect eval-retry runs it again once the provider answers"
+        if is_transient(exc)
+        else "the provider refused the request itself, so check the request it names"
+    )
+    return (
+        f"task {state.metadata.get('task_id', state.sample_id)}: {state.model} failed after "
+        f"Inspect's retries{status}: {failure['type']}: {failure['message'][:600]}; {again}"
+    )
+
+
 def model_error_record(exc: Exception) -> dict[str, Any]:
+    """The provider's own error (not the retry wrapper Inspect raises from it)."""
+    classes = provider_error_classes()
+    own = next((link for link in _causes(exc) if isinstance(link, classes)), exc)
     return {
-        "type": type(exc).__name__,
+        "type": type(own).__name__,
         "status": status_of(exc),
-        "message": str(getattr(exc, "provider_message", None) or exc).strip()[-1000:],
+        "message": str(getattr(own, "provider_message", None) or own).strip()[-1000:],
     }
 
 
@@ -316,7 +338,7 @@ def record_model_error(state: TaskState, exc: Exception, model_errors: ModelErro
     if refused is not None:
         raise _refused(state, refused) from exc
     if model_errors == "fail" or not is_transient(exc):
-        raise exc
+        raise ProviderFailed(provider_failure_message(state, exc)) from exc
     state.metadata["model_error"] = model_error_record(exc)
     state.output = ModelOutput(model=str(state.model), error=str(exc)[-1000:])
 

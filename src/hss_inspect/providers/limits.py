@@ -113,6 +113,12 @@ class TokenRule:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, **self.formula, "source": self.source}
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TokenRule:
+        """The rule back from `as_dict` (as a sample's `token_fit` records it)."""
+        formula = {k: v for k, v in record.items() if k not in ("name", "source")}
+        return cls(str(record["name"]), formula, str(record.get("source", "")))
+
 
 @dataclass(frozen=True)
 class FitConstants:

@@ -16,6 +16,7 @@ traceback, while a `ToolError` goes back to the model as the tool's result.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,16 +45,21 @@ from hss_inspect.core.settings import (
     DEFAULT_MODEL_ERRORS,
     POLICY_STOP,
     AgentSettings,
+    FrameSettings,
     MediaSettings,
     ModelErrors,
 )
 from hss_inspect.data.release import Release
 from hss_inspect.media.uri import decode_data_uri
-from hss_inspect.providers.limits import applied_limits, frame_settings_for
+from hss_inspect.providers.limits import TokenRule, applied_limits, frame_settings_for
+from hss_inspect.providers.tokens import image_tokens
 
 # Room kept in each request for the conversation's own text (replies, tool arguments,
 # notes and errors) beside the media: far more than 30 steps of it.
 CONVERSATION_TEXT_BYTES = 200_000
+# The same room in tokens, where the first turn was fitted to a context window: the
+# conversation's replies and tool calls (a longer one meets the server's own refusal).
+CONVERSATION_TEXT_TOKENS = 8_000
 
 
 class ModelCallFailed(Exception):
@@ -220,7 +226,9 @@ async def conversation_media(
     """The tools' view of this sample: its file, what the first turn showed, the image budget."""
     sent = state.metadata["sent_media"]
     provider = applied_limits(media, str(state.model))
-    frame_settings = frame_settings_for(media, provider)
+    # the first turn's frame settings, fitted to the window: the tools' frames match them
+    fitted = sent.get("frame_settings")
+    frame_settings = FrameSettings(**fitted) if fitted else frame_settings_for(media, provider)
     first_turn_images = count_images(state.messages)
     budget = limits.max_tool_images
     if frame_settings.max_images is not None:
@@ -234,12 +242,33 @@ async def conversation_media(
         image_budget=budget,
         duration=sent.get("duration"),
         byte_budget=tool_byte_budget(provider.request_budget(), sent),
+        token_budget=tool_token_budget(sent.get("token_fit") or {}),
+        image_cost=image_cost_of(sent.get("token_fit") or {}),
     )
     if sent["kind"] == "image":
         agent_media.views.image_size = (int(sent["width"]), int(sent["height"]))
     elif sent["kind"] == "frames":
         agent_media.views.add_frames(sent_frames(state.messages, sent))
     return agent_media
+
+
+def tool_token_budget(token_fit: dict[str, Any]) -> int | None:
+    """Input tokens left for tool images once the first turn (as fitted) and the
+    conversation's text are counted; None when the first turn had no window to fit."""
+    window_left = token_fit.get("input_tokens")
+    first_turn = token_fit.get("estimated_tokens")
+    if window_left is None or first_turn is None:
+        return None
+    return max(0, int(window_left) - int(first_turn) - CONVERSATION_TEXT_TOKENS)
+
+
+def image_cost_of(token_fit: dict[str, Any]) -> Callable[[int, int], int] | None:
+    """Tokens of one tool image by the rule the first turn was fitted with."""
+    recorded = token_fit.get("rule")
+    if recorded is None:
+        return None
+    rule = TokenRule.from_record(recorded)
+    return lambda width, height: image_tokens(rule, width, height) or 0
 
 
 def tool_byte_budget(request_budget: int | None, sent: dict[str, Any]) -> int | None:
@@ -289,6 +318,8 @@ def agent_record(
         "image_budget": media.image_budget,
         "tool_image_bytes": media.bytes_returned,
         "tool_byte_budget": media.byte_budget,
+        "tool_image_tokens": media.tokens_returned,
+        "tool_token_budget": media.token_budget,
         "output_tokens": conversation.usage.output_tokens,
         "reasoning_tokens": conversation.usage.reasoning_tokens,
         "submitted": media.answer is not None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -78,22 +78,33 @@ class AgentMedia:
     # Encoded bytes tool images may add to a request (None: the provider states no limit):
     # every step resends the whole conversation, so they count against each request.
     byte_budget: int | None = None
+    # Input tokens they may add, by the model's image-token rule, where the first turn was
+    # fitted to a context window (None: no window known)
+    token_budget: int | None = None
+    image_cost: Callable[[int, int], int] | None = None
     views: Views = field(default_factory=Views)
     images_returned: int = 0
     bytes_returned: int = 0
+    tokens_returned: int = 0
     image_limit_reached: bool = False
     answer: str | None = None
 
     def take_images(self, jpegs: Sequence[bytes]) -> bool:
         """Count `jpegs` as returned; False, and the limit marked, if they do not fit."""
         added = sum(encoded_size(j) for j in jpegs)
+        cost = self.image_cost
+        tokens = sum(cost(*image_size(j)) for j in jpegs) if cost is not None else 0
         over_count = self.images_returned + len(jpegs) > self.image_budget
         over_bytes = self.byte_budget is not None and self.bytes_returned + added > self.byte_budget
-        if over_count or over_bytes:
+        over_tokens = (
+            self.token_budget is not None and self.tokens_returned + tokens > self.token_budget
+        )
+        if over_count or over_bytes or over_tokens:
             self.image_limit_reached = True
             return False
         self.images_returned += len(jpegs)
         self.bytes_returned += added
+        self.tokens_returned += tokens
         return True
 
 
