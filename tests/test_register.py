@@ -226,3 +226,29 @@ def test_a_value_the_command_line_cannot_carry_is_named(
 
     (note,) = unwritable_args(run)
     assert note.startswith("`-M answer=...` of `hss_inspect/hss`") and "--model-config" in note
+
+
+def test_a_run_at_the_providers_default_effort_or_unfinished_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    items = [Item("t1", "retrodiction", "image", (T, T, T))]
+    write_log(folder / "default.eval", items, model="openai/gpt-6-astra", effort=None)
+    write_log(
+        folder / "broken.eval",
+        items,
+        model="google/gemini-3.8-flash",
+        effort="high",
+        status="error",
+        task_id="T2",
+    )
+    assert main(["report", str(folder), "--format", "register"]) == 0
+    rows = table_rows(capsys.readouterr().out)
+    assert (
+        rows["openai/gpt-6-astra"][4] == "ran at the provider's default effort; Table 1 is at max"
+    )
+    assert rows["google/gemini-3.8-flash"][4] == (
+        "the run ended error: complete it with inspect eval-retry"
+    )
+    assert rows["openai/gpt-6-astra"][6] == rows["google/gemini-3.8-flash"][6] == "—"

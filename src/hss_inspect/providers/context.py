@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import sys
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,16 +158,19 @@ def window_in_ollama_show(body: Any, served: str) -> ServedWindow | None:
 # ---- asking the server ------------------------------------------------------------------
 
 
-_probes: dict[tuple[int, Endpoint], asyncio.Future[ServedWindow | None]] = {}
+# One probe per event loop (one eval) and endpoint; a finished eval's loop takes its
+# answers with it, so a later eval in the same process asks again.
+_probes: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[Endpoint, asyncio.Future[ServedWindow | None]]
+] = weakref.WeakKeyDictionary()
 
 
 async def served_window(endpoint: Endpoint) -> ServedWindow | None:
     """The endpoint's window for its model, asked once per run (samples share the answer)."""
-    key = (id(asyncio.get_running_loop()), endpoint)
-    probe = _probes.get(key)
+    asked = _probes.setdefault(asyncio.get_running_loop(), {})
+    probe = asked.get(endpoint)
     if probe is None:
-        probe = asyncio.ensure_future(_probe(endpoint))
-        _probes[key] = probe
+        probe = asked[endpoint] = asyncio.ensure_future(_probe(endpoint))
     return await asyncio.shield(probe)
 
 
@@ -181,7 +185,15 @@ async def _probe(endpoint: Endpoint) -> ServedWindow | None:
             reply.raise_for_status()
             return window_in_models_list(reply.json(), endpoint.model)
     except (httpx.HTTPError, ValueError) as exc:
-        logger.info("%s: no context window from %s/models (%s)", endpoint.model, base, exc)
+        # the run goes on with Inspect's model information, or fits nothing: say so once
+        logger.warning(
+            "%s: the server at %s did not say its context window (%s); frames are fitted to "
+            "Inspect's model information if it has the model, else not at all: set "
+            "-T context_window=TOKENS to fit them to the server's window",
+            endpoint.model,
+            base,
+            exc,
+        )
         return None
 
 

@@ -90,12 +90,18 @@ def results(
 
 
 def paper_row(info: LogInfo, name: str) -> tuple[PublishedRow | None, str | None]:
+    """Table 1's row for the run, or why it is not compared: an unfinished run, a model the
+    table lacks, or an effort other than the table's (a run that recorded none ran at the
+    provider's default, which is not the table's effort either)."""
+    if info.status != "success":
+        return None, f"the run ended {info.status}: complete it with inspect eval-retry"
     published = table1_row(name, info.condition)
     if published is None:
         return None, "not in Table 1"
     effort = deployment(name).effort
-    if info.reasoning_effort not in (None, effort):
-        return None, f"ran at {info.reasoning_effort}; Table 1 is at {effort}"
+    if info.reasoning_effort != effort:
+        ran = info.reasoning_effort or "the provider's default effort"
+        return None, f"ran at {ran}; Table 1 is at {effort}"
     return published, None
 
 
