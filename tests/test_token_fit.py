@@ -433,3 +433,17 @@ def test_the_output_kept_free_follows_the_tasks_generate_config(tmp_path: Path) 
         "the task's generate config",
     )
     assert fit["window"] - fit["input_tokens"] == 777  # the window less the output kept free
+
+
+def test_a_rules_file_is_checked_whole_when_the_task_starts(tmp_path: Path) -> None:
+    from hss_inspect.core.errors import SetupError
+    from hss_inspect.task import hss_demo
+
+    broken = tmp_path / "broken.yaml"  # a rule for a model this run does not use
+    broken.write_text("image_tokens:\n  - match: '*other*'\n    formula: qwen_smart_resize\n")
+    with pytest.raises(SetupError, match=r"broken.yaml.*constant 'factor' missing"):
+        hss_demo(token_rules=str(broken))
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("image_tokens:\n  - just a string\n")
+    with pytest.raises(SetupError, match=r"listed.yaml: each image_tokens entry is a mapping"):
+        hss_demo(token_rules=str(listed))

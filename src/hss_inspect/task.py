@@ -34,7 +34,12 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
-from hss_inspect.providers.limits import applied_limits, clamp_warnings, native_video_refusal
+from hss_inspect.providers.limits import (
+    applied_limits,
+    clamp_warnings,
+    native_video_refusal,
+    user_token_rules,
+)
 from hss_inspect.providers.tokens import check_rule
 from hss_inspect.versioning import comparability_version, task_version
 
@@ -127,6 +132,7 @@ def hss(
         labeler_retries: re-asks of the labeller when its reply names no valid cause
     """
     o = opt.checked(locals())
+    check_token_rules(o["token_rules"])
     media_settings = opt.media_settings(o)
     agent = agent_settings_of(o)
     provider_limits = check_model_limits(media_settings, o["condition"])
@@ -286,6 +292,18 @@ def model_under_evaluation() -> str | None:
         return str(get_model())
     except Exception:  # no active model: the task was built outside `inspect eval`
         return None
+
+
+def check_token_rules(path: str | None) -> None:
+    """Every rule of a -T token_rules file can be used, whichever model it is for: a rule
+    is otherwise found broken only when a model (or a server's checkpoint) matches it."""
+    if path is None:
+        return
+    try:
+        for rule in user_token_rules(path):
+            check_rule(rule)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] | None:

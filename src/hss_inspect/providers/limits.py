@@ -132,7 +132,12 @@ class FitConstants:
     floor_side: int
 
 
-def _token_rule(entry: dict[str, Any], where: str) -> TokenRule:
+def _token_rule(entry: Any, where: str) -> TokenRule:
+    if not isinstance(entry, dict):
+        raise ValueError(
+            f"{where}: each image_tokens entry is a mapping (name, match, formula and its "
+            f"constants), not {entry!r}"
+        )
     formula = {k: v for k, v in entry.items() if k not in ("match", "name", "source")}
     if "formula" not in formula:
         raise ValueError(f"{where}: an image_tokens entry needs a `formula`")
