@@ -370,5 +370,9 @@ def test_estimate_shows_a_shrunk_fit_and_a_clip_that_cannot_fit(
     per_image = clip["image_tokens"] // 8
     assert per_image == round(height / 28) * round(width / 28) + 2 <= 60
     assert main([*args, "--context-window", "1500"]) == 0
-    [clip] = json.loads(capsys.readouterr().out)["per_task"]
+    result = json.loads(capsys.readouterr().out)
+    [clip] = result["per_task"]
     assert clip["frames_sent"] is None and "even 8 frames at 128 px" in clip["fit"]
+    # the run fails that sample before sending it: no request, no judge call counted
+    assert not clip["sent"] and result["requests"] == 0
+    assert result["cost"]["judge_calls"] == 0

@@ -241,3 +241,14 @@ def test_missing_log_is_one_clear_message(
     assert "nope.eval: no such file" in capsys.readouterr().err
     with pytest.raises(LogError, match="no Inspect logs found"):
         read_logs([tmp_path])
+
+
+def test_policy_refusals_are_counted_apart_and_as_no_answers(tmp_path: Path) -> None:
+    refused = Try(False, no_answer=True, refusal=True)
+    path = write_log(
+        tmp_path / "r.eval", [Item("t1", "retrodiction", "image", (refused, Try(True)))]
+    )
+    _, records = read_logs([path])
+    (row,) = [leaderboard_row(run) for run in runs_of(records)]
+    assert (row["refusals"], row["no_answer"]) == (1, 1)
+    assert row["pass_at_1"] == pytest.approx(0.5)

@@ -21,12 +21,13 @@ from hss_inspect.conditions.answer import answer
 from hss_inspect.conditions.solver import hss_input, oracle_answer
 from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core.errors import InputError, SetupError
 from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     AgentSettings,
     MediaSettings,
+    ModelErrors,
 )
 from hss_inspect.data.dataset import build_dataset
 from hss_inspect.data.release import Release, open_release
@@ -260,8 +261,8 @@ def selected_rows(
     rows = release.read_rows()
     try:
         return select_rows(rows, media, domains, subdomains)
-    except ValueError as exc:
-        raise SetupError(f"-T domains/subdomains: {exc}") from None
+    except InputError as exc:  # the task's options are given as -T
+        raise InputError(f"-T {exc}") from None
 
 
 def conditioned_solver(
@@ -269,7 +270,7 @@ def conditioned_solver(
     release: Release,
     media: MediaSettings,
     agent: AgentSettings,
-    model_errors: str = DEFAULTS["model_errors"],
+    model_errors: ModelErrors = DEFAULTS["model_errors"],
     labeler: bool = False,
 ) -> list[Solver]:
     """The solvers of `condition`; the first refuses to start without the roles needed."""
@@ -278,11 +279,11 @@ def conditioned_solver(
     if condition == "agentic":
         return [
             hss_input(release, media, "standard", labeler),
-            hss_agent(release, media, agent, model_errors),  # type: ignore[arg-type]
+            hss_agent(release, media, agent, model_errors),
         ]
     return [
         hss_input(release, media, condition, labeler),
-        answer(model_errors),  # type: ignore[arg-type]
+        answer(model_errors),
     ]
 
 

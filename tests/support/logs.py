@@ -37,6 +37,7 @@ class Try:
     rubric: float | None = None
     no_answer: bool = False
     model_error: bool = False
+    refusal: bool = False  # a policy refusal (also a no answer)
     output_tokens: int = 100
     reasoning_tokens: int | None = None
     verdicts: tuple[bool, ...] | None = None  # per criterion; default: all equal to passed
@@ -60,6 +61,7 @@ class Try:
                 "no_answer": int(self.no_answer),
                 "grading_failure": int(self.passed is None and not self.model_error),
                 "model_error": int(self.model_error),
+                "refusal": int(self.refusal),
             }
         metadata: dict[str, Any] = {"answer_usage": usage, "no_answer": self.no_answer}
         if self.error_message:

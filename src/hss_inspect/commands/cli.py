@@ -92,14 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def is_user_error(exc: Exception) -> bool:
-    """An error the user fixes (printed as one line), not a bug (shown with its traceback).
+    """An error the user fixes (printed as one line), not a bug (shown with its traceback):
+    a ValueError or KeyError from our own code is a bug, and keeps its traceback.
 
     Whatever raised a SetupError or MediaError has imported its module already, so these
     imports cost nothing here."""
     from hss_inspect.core.errors import SetupError
     from hss_inspect.media.errors import MediaError
 
-    return isinstance(exc, SetupError | MediaError | ValueError | FileNotFoundError)
+    return isinstance(exc, SetupError | MediaError | FileNotFoundError)
 
 
 if __name__ == "__main__":

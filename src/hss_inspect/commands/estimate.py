@@ -31,7 +31,7 @@ from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     MediaSettings,
 )
-from hss_inspect.data.release import open_release
+from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import (
@@ -60,6 +60,7 @@ class RequestEstimate:
     # then fails before anything is sent)
     fit: str | None = None
     text_bytes: int = 0
+    sent: bool = True  # False: the clip cannot fit, and the run fails it before sending
 
 
 def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
@@ -88,7 +89,7 @@ def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
 
 
 async def _estimate_rows(
-    release: Any,
+    release: Release,
     rows: list[TaskRow],
     media: MediaSettings,
     model: str,
@@ -112,7 +113,9 @@ async def _estimate_rows(
         try:
             _, record = await user_turn_for(release, media, model, meta, budget)
         except DoesNotFit as exc:  # the run would fail this sample before sending it
-            estimates.append(RequestEstimate(row.task_id, "frames", 0, 0, 0, [], fit=str(exc)))
+            estimates.append(
+                RequestEstimate(row.task_id, "frames", 0, 0, 0, [], fit=str(exc), sent=False)
+            )
             continue
         estimates.append(estimate_request(record, row.task_id))
     return budget, estimates
@@ -133,7 +136,7 @@ def summary(
         "provider": rules.name,
         "tasks": len(estimates),
         "epochs": epochs,
-        "requests": len(estimates) * epochs,
+        "requests": sum(e.sent for e in estimates) * epochs,
         "images": sum(e.images for e in estimates) * epochs,
         "payload_bytes": sum(e.request_bytes for e in estimates) * epochs,
         "largest_request_bytes": largest.request_bytes if largest else 0,
@@ -299,7 +302,11 @@ def run(args: argparse.Namespace) -> int:
     rule = rule or token_rule_for(args.model, budget.served_root, media.token_rules)
     result = summary(estimates, args.epochs, args.model, budget, rule)
     model, grader = (cost.inspect_pricing(m, prices) for m in (args.model, args.grader))
-    requests = [(e.kind, e.text_bytes) for e in estimates]
-    result["cost"] = cost.cost_estimate(rows, requests, result, model, grader, args.answer_tokens)
+    # a clip that cannot fit is never sent, nor judged
+    sent = [(row, e) for row, e in zip(rows, estimates, strict=True) if e.sent]
+    requests = [(e.kind, e.text_bytes) for _, e in sent]
+    result["cost"] = cost.cost_estimate(
+        [row for row, _ in sent], requests, result, model, grader, args.answer_tokens
+    )
     print(json.dumps(result, indent=1) if args.json else render(result))
     return 0

@@ -25,6 +25,7 @@ from typing import Any
 
 from hss_inspect.commands import flow
 from hss_inspect.core.command_line import inspect_eval_command
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.report.paper import (
     Deployment,
@@ -102,7 +103,7 @@ def plan_recipe(
     `models` narrows it to some of the paper's models (names as in Table 5), `aliases`
     points a model or judge name at another Inspect model."""
     if name not in RECIPES:
-        raise ValueError(f"unknown recipe {name!r}: use one of {', '.join(RECIPES)}")
+        raise InputError(f"unknown recipe {name!r}: use one of {', '.join(RECIPES)}")
     grader = grader_spec(judges()[0], aliases)
     epochs = paper_request()["epochs"]
     sweeps = paper_data()["sweeps"]
@@ -127,7 +128,7 @@ def _models_of(
         known = {m.name for m in deployments()}
         unknown = [c for c in chosen if c not in known]
         if unknown:
-            raise ValueError(f"not a model of Table 5: {', '.join(unknown)}")
+            raise InputError(f"not a model of Table 5: {', '.join(unknown)}")
         names = list(chosen)
     elif name == "table1":
         names = [m.name for m in deployments()]
@@ -146,7 +147,7 @@ def _effort_levels(model: str, sweeps: dict[str, Any]) -> list[str]:
     levels = sweeps["effort"].get(model)
     if levels is None:
         swept = ", ".join(sweeps["effort"])
-        raise ValueError(f"the paper gives no effort levels for {model}; App. G sweeps {swept}")
+        raise InputError(f"the paper gives no effort levels for {model}; App. G sweeps {swept}")
     return list(levels)
 
 
@@ -280,7 +281,7 @@ def _pairs(values: Sequence[str], option: str) -> dict[str, str]:
     for value in values:
         name, sep, target = value.partition("=")
         if not sep or not name or not target:
-            raise ValueError(f"{option} takes NAME=VALUE, got {value!r}")
+            raise InputError(f"{option} takes NAME=VALUE, got {value!r}")
         pairs[name.strip()] = target.strip()
     return pairs
 
@@ -306,7 +307,7 @@ def _models(args: argparse.Namespace) -> list[str] | None:
 
 def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
     if not args.logs:
-        raise ValueError(
+        raise InputError(
             "recipe judges needs the logs to re-grade: hss-inspect recipe judges LOG_OR_FOLDER..."
         )
     from hss_inspect.report.records import find_logs

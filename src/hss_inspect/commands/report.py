@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hss_inspect.audit.report import is_audit_log, render_audit
+from hss_inspect.core.errors import InputError
 from hss_inspect.grading.causes import taxonomy
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
@@ -153,7 +154,7 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
     for value in values:
         name, sep, target = value.partition("=")
         if not sep or not name.strip() or not target.strip():
-            raise ValueError(f"{option} takes MODEL=NAME, got {value!r}")
+            raise InputError(f"{option} takes MODEL=NAME, got {value!r}")
         pairs[name.strip()] = target.strip()
     return pairs
 

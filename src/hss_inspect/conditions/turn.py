@@ -66,9 +66,7 @@ async def user_turn_for(
     task_id, media_path = meta["task_id"], meta["media_path"]
     limits = applied_limits(media, model_name)
     rule = limits.token_rule or token_rule_for(model_name, budget.served_root, media.token_rules)
-    path = await service.fetch(
-        lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
-    )
+    path = await fetch_media(release, task_id, media_path)
     try:
         digest = await service.media_sha256(path)
         record: dict[str, Any] = {
@@ -204,7 +202,10 @@ def sent_image_sizes(details: dict[str, Any]) -> list[tuple[int, int]]:
 
 async def local_media(release: Release, state: TaskState) -> Path:
     """The sample's media file on this machine, downloaded once if needed."""
-    task_id, media_path = state.metadata["task_id"], state.metadata["media_path"]
+    return await fetch_media(release, state.metadata["task_id"], state.metadata["media_path"])
+
+
+async def fetch_media(release: Release, task_id: str, media_path: str) -> Path:
     return await service.fetch(
         lambda: release.media_file(media_path, task_id), f"{release.description}/{media_path}"
     )

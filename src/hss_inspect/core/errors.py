@@ -27,3 +27,8 @@ class OptionError(SetupError):
     def __init__(self, name: str, value: object, expected: str) -> None:
         super().__init__(f"-T {name}={value!r} is not valid: {expected}.")
         self.expected = expected
+
+
+class InputError(SetupError, ValueError):
+    """Something the user gave that cannot be used (a value, a file's content, a log): one
+    line naming it, and still a ValueError for code that catches those."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core.errors import InputError, SetupError
 from hss_inspect.core.options import OptionList, as_list
 from hss_inspect.core.taxonomy import (
     MEDIA_TYPES,
@@ -220,9 +220,12 @@ def select_rows(
     """The rows a run evaluates, in release order."""
     media = media.strip().lower()
     if media not in ("all", *MEDIA_TYPES):
-        raise ValueError(f"media must be all, image or video, not {media!r}")
-    wanted_domains = {resolve_domain(d) for d in as_list(domains)}
-    wanted_subdomains = resolve_subdomains(as_list(subdomains))
+        raise InputError(f"media must be all, image or video, not {media!r}")
+    try:
+        wanted_domains = {resolve_domain(d) for d in as_list(domains)}
+        wanted_subdomains = resolve_subdomains(as_list(subdomains))
+    except ValueError as exc:
+        raise InputError(f"domains/subdomains: {exc}") from None
     return [
         row
         for row in rows

@@ -106,9 +106,6 @@ class FrameFit:
     def shrunk(self) -> bool:
         return self.side < self.asked_side
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "thinned": self.thinned, "shrunk": self.shrunk}
-
 
 def available_tokens(input_tokens: int, fixed_text_tokens: int, constants: FitConstants) -> int:
     """Tokens left for the frames and their labels once the fixed text, the template and

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 import yaml
 
+from hss_inspect.core.errors import InputError
+
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 # A rule of thumb for English text with the tokenizers of the paper's models, used only to
 # price text (no tokenizer is at hand offline). providers/fit.py counts a byte a token,
@@ -40,22 +42,22 @@ def read_cost_config(text: str, source: str) -> dict[str, Price]:
     JSON when the text starts with `{`, else YAML; each model with all four fields."""
     data = json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: not a mapping of model names to prices")
+        raise InputError(f"{source}: not a mapping of model names to prices")
     return {str(model): _price(fields, f"{source}: {model}") for model, fields in data.items()}
 
 
 def _price(fields: Any, where: str) -> Price:
     if not isinstance(fields, dict):
-        raise ValueError(f"{where}: give {', '.join(COST_FIELDS)} ($ per million tokens)")
+        raise InputError(f"{where}: give {', '.join(COST_FIELDS)} ($ per million tokens)")
     missing = [f for f in COST_FIELDS if f not in fields]
     unknown = [f for f in fields if f not in COST_FIELDS]
     if missing or unknown:
         wrong = "missing " + ", ".join(missing) if missing else "unknown " + ", ".join(unknown)
-        raise ValueError(f"{where}: {wrong} (Inspect's ModelCost has {', '.join(COST_FIELDS)})")
+        raise InputError(f"{where}: {wrong} (Inspect's ModelCost has {', '.join(COST_FIELDS)})")
     try:
         values = {f: float(fields[f]) for f in COST_FIELDS}
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: each of {', '.join(COST_FIELDS)} is a number") from None
+        raise InputError(f"{where}: each of {', '.join(COST_FIELDS)} is a number") from None
     return Price(**values, source=where.split(": ")[0])
 
 

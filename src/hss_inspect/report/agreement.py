@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hss_inspect.core.errors import InputError
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import agreement, cohen_kappa, pearson, spearman
 
@@ -164,7 +165,7 @@ def judge_alignment(records: Iterable[AttemptRecord]) -> Alignment:
     # sample happens to be read first.
     names = tuple(j for j in dict.fromkeys(r.judge for r in records) if j in judges)
     if len(names) < 2:
-        raise ValueError(
+        raise InputError(
             f"judge agreement needs answers graded by at least two judges, found {len(names)}: "
             "re-grade a log with inspect score --action append --model-role grader=<other judge>"
         )

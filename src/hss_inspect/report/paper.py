@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from hss_inspect.core.config import load_yaml
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.settings import DEFAULT_FRAMES
 from hss_inspect.providers.limits import limits_for
 
@@ -110,7 +111,7 @@ def deployment(name: str) -> Deployment:
     for found in deployments() + judges():
         if name in (found.name, found.inspect_model, found.endpoint):
             return found
-    raise ValueError(f"{name!r} is not a model of the paper's Table 5 ({PAPER_FILE})")
+    raise InputError(f"{name!r} is not a model of the paper's Table 5 ({PAPER_FILE})")
 
 
 def _deployment(entry: dict[str, Any], name: str) -> Deployment:

@@ -32,6 +32,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import Score
 
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.core.values import finite_number
 
@@ -42,7 +43,7 @@ LOG_SUFFIXES = (".eval", ".json")
 _HEAVY_FIELDS = {"messages", "events", "attachments", "store", "events_data", "timelines"}
 
 
-class LogError(ValueError):
+class LogError(InputError):
     """A path that is not an Inspect log, or a log with nothing to report."""
 
 
@@ -119,6 +120,7 @@ class AttemptRecord:
     no_answer: bool = False
     grading_failure: bool = False
     model_error: bool = False
+    refusal: bool = False  # a policy refusal: also a no-answer zero
     verdicts: tuple[CriterionVerdict, ...] = ()
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
@@ -403,8 +405,8 @@ def _record(
     score_meta = score.metadata or {}
     pass_, rubric = finite_number(value.get("pass")), finite_number(value.get("rubric"))
     grading_failure = _flag(value, score_meta, "grading_failure")
-    # Only the five-key value says "left out for a provider error": before it, an error
-    # was scored as a zero with the message in metadata, and the log's metric counted it.
+    # Only a value with a model_error key says "left out for a provider error": before it, an
+    # error was scored as a zero with the message in metadata, and the log's metric counted it.
     model_error = _flag(value, {}, "model_error") or sample.error is not None
     if grading_failure or model_error:
         pass_, rubric = None, None
@@ -431,6 +433,7 @@ def _record(
         no_answer=_flag(value, score_meta, "no_answer"),
         grading_failure=grading_failure,
         model_error=model_error,
+        refusal=_flag(value, score_meta, "refusal"),
         verdicts=_verdicts(score_meta),
         output_tokens=output_tokens,
         reasoning_tokens=reasoning_tokens,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hss_inspect.core.errors import InputError
 from hss_inspect.report.tables import SUBDOMAIN_LABELS, Run, leaderboard_row
 
 SweepKind = Literal["effort", "frames"]
@@ -15,7 +16,7 @@ EFFORT_ORDER: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xh
 ALL_TASKS = "all"
 
 
-class SweepError(ValueError):
+class SweepError(InputError):
     """Logs that do not form a sweep (e.g. two logs at the same level)."""
 
 

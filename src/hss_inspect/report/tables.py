@@ -124,6 +124,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "no_answer": sum(r.no_answer for r in run.records),
         "grading_failures": sum(r.grading_failure for r in run.records),
         "model_errors": sum(r.model_error for r in run.records),
+        "refusals": sum(r.refusal for r in run.records),
         "ungraded_tasks": int(summary["ungraded_tasks"]),
         "frames_received": frames_received(run.records),
     }
