@@ -234,10 +234,9 @@ def test_a_bug_in_generation_fails_its_sample_even_with_model_errors_omit(
     assert (metrics["tasks"], metrics["pass_at_1"], metrics["model_error_rate"]) == (2, 0.5, 0)
 
 
-@pytest.mark.slow
-def test_a_bug_in_a_tool_fails_its_sample_even_with_model_errors_omit(
-    tmp_path: Path,
-) -> None:
+def run_faulty_agent(tmp_path: Path, fault: str) -> tuple[EvalLog, list[dict[str, Any]]]:
+    """The agentic condition with `fault` injected (HSS_FAULT) and `model_errors=omit`; the
+    log and the requests the model stand-in received."""
     release = build_repo(tmp_path / "release", (image_task("agent-buggy", "AGENT-BUGGY"),))
     with scripted_models(tmp_path / "server", "agent_server.py") as (base_url, request_log):
         log, _ = run_eval(
@@ -247,10 +246,18 @@ def test_a_bug_in_a_tool_fails_its_sample_even_with_model_errors_omit(
             model="openai-api/scripted/agent",
             epochs=1,
             task_args={"dataset": release, "model_errors": "omit"},
-            env={"HSS_FAULT": "crop:1,2,33,34", "HSS_INSPECT_CACHE": str(tmp_path / "cache")},
+            env={"HSS_FAULT": fault, "HSS_INSPECT_CACHE": str(tmp_path / "cache")},
             program=FAULTY_INSPECT,
         )
         requests = [json.loads(line) for line in request_log.read_text().splitlines()]
+    return log, requests
+
+
+@pytest.mark.slow
+def test_a_bug_in_a_tool_fails_its_sample_even_with_model_errors_omit(
+    tmp_path: Path,
+) -> None:
+    log, requests = run_faulty_agent(tmp_path, "crop:1,2,33,34")
     assert log.status == "error" and log.error is not None and INJECTED in log.error.message
     (buggy,) = log.samples or []
     assert buggy.error is not None and buggy.error.message == f"KeyError('{INJECTED}')"
@@ -266,19 +273,7 @@ def test_a_tool_failing_on_this_machine_fails_its_sample_not_the_models_turn(
 ) -> None:
     """Inspect hands a tool's FileNotFoundError (or timeout, permission error) back to the
     model as a tool result; from HSS's tools it is this machine's failure."""
-    release = build_repo(tmp_path / "release", (image_task("agent-buggy", "AGENT-BUGGY"),))
-    with scripted_models(tmp_path / "server", "agent_server.py") as (base_url, request_log):
-        log, _ = run_eval(
-            "hss_inspect/hss_agentic",
-            tmp_path / "logs",
-            base_url,
-            model="openai-api/scripted/agent",
-            epochs=1,
-            task_args={"dataset": release, "model_errors": "omit"},
-            env={"HSS_FAULT": "crop-io:1,2,33,34", "HSS_INSPECT_CACHE": str(tmp_path / "cache")},
-            program=FAULTY_INSPECT,
-        )
-        requests = [json.loads(line) for line in request_log.read_text().splitlines()]
+    log, requests = run_faulty_agent(tmp_path, "crop-io:1,2,33,34")
     assert log.status == "error"
     (broken,) = log.samples or []
     assert (

@@ -296,6 +296,27 @@ def test_a_model_in_inspects_model_info_gets_its_window_from_there(
         assert_graded(sample)
 
 
+def run_at_window(
+    url: str,
+    window: int,
+    repo: Path,
+    cache: Path,
+    model_server: tuple[str, Path],
+    tmp_path: Path,
+) -> EvalLog:
+    """The long clip through `vllm/` at the stand-in, with `-T context_window=window`."""
+    return run(
+        f"vllm/{SERVED}",
+        repo,
+        cache,
+        model_server,
+        tmp_path,
+        "--model-base-url",
+        f"{url}/v1",
+        task_args={"context_window": window},
+    )
+
+
 def test_a_clip_that_cannot_fit_fails_before_any_request(
     long_clip_repo: Path,
     shared_cache: Path,
@@ -304,16 +325,7 @@ def test_a_clip_that_cannot_fit_fails_before_any_request(
     tmp_path: Path,
 ) -> None:
     url, wire = vllm_server
-    log = run(
-        f"vllm/{SERVED}",
-        long_clip_repo,
-        shared_cache,
-        model_server,
-        tmp_path,
-        "--model-base-url",
-        f"{url}/v1",
-        task_args={"context_window": 1500},
-    )
+    log = run_at_window(url, 1500, long_clip_repo, shared_cache, model_server, tmp_path)
     sample = only_sample(log)
     assert chats(wire) == []  # nothing was sent
     assert not sample.scores and sample.error is not None
@@ -330,16 +342,7 @@ def test_a_window_the_server_does_not_have_is_refused_as_a_sample_error_naming_b
     tmp_path: Path,
 ) -> None:
     url, wire = vllm_server
-    log = run(
-        f"vllm/{SERVED}",
-        long_clip_repo,
-        shared_cache,
-        model_server,
-        tmp_path,
-        "--model-base-url",
-        f"{url}/v1",
-        task_args={"context_window": 65_536},
-    )
+    log = run_at_window(url, 65_536, long_clip_repo, shared_cache, model_server, tmp_path)
     sample = only_sample(log)
     [entry] = chats(wire)
     assert entry["status"] == 400 and entry["prompt_tokens"] > WINDOW

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
-from tests.support.stand_in import JsonHandler, serve
+from tests.support.stand_in import JsonHandler, serve_configured
 
 _BEHAVIOUR = re.compile(
     r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG|OUTAGE|POLICY)\]"
@@ -346,10 +346,7 @@ def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str,
 
 
 def main() -> None:
-    config_file, port_file, log_file = sys.argv[1], sys.argv[2], sys.argv[3]
-    with open(config_file) as handle:
-        Handler.config = json.load(handle)
-    serve(Handler, port_file, log_file)
+    serve_configured(Handler, sys.argv[1:4])
 
 
 if __name__ == "__main__":

@@ -36,3 +36,12 @@ def serve(handler: type[JsonHandler], port_file: str, log_file: str) -> None:
     with open(port_file, "w") as handle:
         handle.write(str(server.server_address[1]))
     server.serve_forever()
+
+
+def serve_configured(handler: type[JsonHandler], argv: list[str]) -> None:
+    """`CONFIG PORT_FILE LOG_FILE`: the handler's rules read from the JSON file CONFIG, then
+    served as `serve` does (the stand-ins that take rules share this entry point)."""
+    config_file, port_file, log_file = argv
+    with open(config_file) as handle:
+        handler.config = json.load(handle)  # type: ignore[attr-defined]
+    serve(handler, port_file, log_file)

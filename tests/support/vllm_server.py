@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from PIL import Image
 
 from tests.support.provider_server import _completion
-from tests.support.stand_in import JsonHandler, serve
+from tests.support.stand_in import JsonHandler, serve_configured
 
 TEMPLATE_TOKENS = 5  # <|im_start|>user\n ... <|im_end|>\n around a message
 _lock = threading.Lock()
@@ -156,10 +156,7 @@ def _error(message: str) -> tuple[int, dict[str, Any]]:
 
 
 def main() -> None:
-    config_file, port_file, log_file = sys.argv[1], sys.argv[2], sys.argv[3]
-    with open(config_file) as handle:
-        Handler.config = json.load(handle)
-    serve(Handler, port_file, log_file)
+    serve_configured(Handler, sys.argv[1:4])
 
 
 if __name__ == "__main__":
