@@ -124,16 +124,14 @@ class Handler(JsonHandler):
         if path.startswith("/upload/") or path.startswith("/upload-session/"):
             self._upload(path, raw)
             return
-        body = json.loads(raw)
-        api = (
-            "anthropic"
-            if path.endswith("/messages")
-            else "responses"
-            if path.endswith("/responses")
-            else "chat"
-            if path.endswith("/chat/completions")
-            else "google"
-        )
+        status, body = self.answer(api_of(path), path, json.loads(raw), length)
+        self._reply(status, body)
+
+    def answer(
+        self, api: str, path: str, body: dict[str, Any], length: int
+    ) -> tuple[int, dict[str, Any]]:
+        """The status and body the API answers one generate request with (the request
+        is logged); a batched request is answered by the same rules."""
         model = body.get("model") or path.split("/models/")[-1].split(":")[0]
         found: dict[str, list[Any]] = {"images": [], "videos": [], "texts": []}
         walk(body, found)
@@ -163,23 +161,15 @@ class Handler(JsonHandler):
         entry["status"] = refusal[0] if refusal else 200
         self._log(entry)
         if refusal:
-            self._reply(refusal[0], refusal[1])
-            return
+            return refusal
         if behaviour == "BROKEN":
-            self._reply(
-                400,
-                _error(
-                    api,
-                    400,
-                    "invalid_request_error",
-                    "temperature: unsupported value for this model",
-                ),
+            return 400, _error(
+                api, 400, "invalid_request_error", "temperature: unsupported value for this model"
             )
-            return
         empty = behaviour == "EMPTY" or (behaviour == "EMPTYONCE" and int(max_tokens or 0) < 1500)
         answered = "PASS" if behaviour in ("EMPTYONCE", "OUTAGE") else behaviour
         text = "" if empty else f"My answer is {answered}."
-        self._reply(200, _completion(api, model, text, length_stop=empty))
+        return 200, _completion(api, model, text, length_stop=empty)
 
     # --- outages, rate limits and policy refusals
     def _failure(self, api: str, behaviour: str) -> tuple[int, dict[str, Any]] | None:
@@ -267,6 +257,17 @@ class Handler(JsonHandler):
         _files[session] = {"file": file, "uploaded_bytes": len(_uploads[session])}
         self._log({"api": "google-files", "uploaded_bytes": len(_uploads[session]), "status": 200})
         self._reply(200, {"file": file}, {"x-goog-upload-status": "final"})
+
+
+def api_of(path: str) -> str:
+    """Which API a generate request's path belongs to."""
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith("/responses"):
+        return "responses"
+    if path.endswith("/chat/completions"):
+        return "chat"
+    return "google"
 
 
 def _error(api: str, status: int, kind: str, message: str) -> dict[str, Any]:
