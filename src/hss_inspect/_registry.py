@@ -7,6 +7,7 @@ from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.metrics import hss_metrics
 from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.log_size import LogSizeWarning
+from hss_inspect.run_pace import RunPace
 from hss_inspect.scripted import ScriptedModel
 from hss_inspect.task import (
     hss,
@@ -21,6 +22,7 @@ from hss_inspect.task import (
 
 __all__ = [
     "LogSizeWarning",
+    "RunPace",
     "ScriptedModel",
     "audit_answer",
     "audit_metrics",

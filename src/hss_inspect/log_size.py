@@ -15,6 +15,8 @@ from typing import Any
 
 from inspect_ai.hooks import Hooks, TaskStart, hooks
 
+from hss_inspect.core.command_line import selected_count
+
 logger = logging.getLogger(__name__)
 
 WARN_ABOVE_BYTES = 1_000_000_000
@@ -42,17 +44,7 @@ def clip_bytes(media_settings: dict[str, Any]) -> float:
 
 def share_run(total: int, limit: Any, sample_id: Any) -> float:
     """The share of the selected tasks a `--limit` or `--sample-id` leaves to run."""
-    if total <= 0:
-        return 0.0
-    if sample_id is not None:
-        chosen = len(sample_id) if isinstance(sample_id, list) else 1
-    elif isinstance(limit, int):
-        chosen = limit
-    elif isinstance(limit, (list, tuple)) and len(limit) == 2:
-        chosen = int(limit[1]) - int(limit[0]) + 1
-    else:
-        return 1.0
-    return min(1.0, chosen / total)
+    return selected_count(total, limit, sample_id) / total if total > 0 else 0.0
 
 
 def projected_frame_bytes(metadata: dict[str, Any], epochs: int, share: float) -> float:

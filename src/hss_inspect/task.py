@@ -26,6 +26,7 @@ from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     AgentSettings,
+    CachePlan,
     MediaSettings,
     ModelErrors,
 )
@@ -42,6 +43,7 @@ from hss_inspect.providers.limits import (
     user_token_rules,
 )
 from hss_inspect.providers.tokens import check_rule
+from hss_inspect.run_pace import RunPace  # noqa: F401  (registers the pace hook with the tasks)
 from hss_inspect.versioning import comparability_version, task_version
 
 logger = logging.getLogger(__name__)
@@ -67,6 +69,7 @@ def hss(
     context_window: int | None = DEFAULTS["context_window"],
     output_reserve: int = DEFAULTS["output_reserve"],
     token_rules: str | None = DEFAULTS["token_rules"],
+    cache_plan: str = DEFAULTS["cache_plan"],
     judge_retries: int = DEFAULTS["judge_retries"],
     model_errors: str = DEFAULTS["model_errors"],
     agent_steps: int = DEFAULTS["agent_steps"],
@@ -116,6 +119,9 @@ def hss(
             instead)
         token_rules: a YAML file of image-token rules (a list under `image_tokens:`,
             fields as in task_configs/model_limits.yaml), tried before the packaged ones
+        cache_plan: prompt caching of the model under evaluation: `plan` writes the shared
+            frames only where a later attempt or agentic step will read them, at the TTL
+            that saves most; `inspect` leaves Inspect's defaults; `off` writes nothing
         judge_retries: re-asks of the judge when its reply cannot be read
         model_errors: a provider error surviving Inspect's retries: `fail` fails the sample
             (for `inspect eval-retry`), `omit` leaves the attempt out for good (counted in
@@ -142,7 +148,13 @@ def hss(
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(
-            o["condition"], release, media_settings, agent, o["model_errors"], o["labeler"]
+            o["condition"],
+            release,
+            media_settings,
+            agent,
+            o["model_errors"],
+            o["labeler"],
+            o["cache_plan"],
         ),
         scorer=scorers(o["judge_retries"], o["labeler"], o["labeler_retries"]),
         epochs=Epochs(DEFAULT_EPOCHS, "mean"),
@@ -165,6 +177,7 @@ def hss(
             "hss_media_settings": media_settings.as_dict(),
             "hss_provider_limits": provider_limits,
             "hss_model_errors": o["model_errors"],
+            "hss_cache_plan": o["cache_plan"],
             "hss_judge_retries": o["judge_retries"],
             "hss_judge_prompt_sha256": judge_prompts().sha256,
             **({"hss_agent_settings": agent.as_dict()} if o["condition"] == "agentic" else {}),
@@ -272,17 +285,18 @@ def conditioned_solver(
     agent: AgentSettings,
     model_errors: ModelErrors = DEFAULTS["model_errors"],
     labeler: bool = False,
+    cache_plan: CachePlan = DEFAULTS["cache_plan"],
 ) -> list[Solver]:
     """The solvers of `condition`; the first refuses to start without the roles needed."""
     if condition == "oracle":
         return [oracle_answer(labeler)]
     if condition == "agentic":
         return [
-            hss_input(release, media, "standard", labeler),
+            hss_input(release, media, "standard", labeler, cache_plan, conversation=True),
             hss_agent(release, media, agent, model_errors),
         ]
     return [
-        hss_input(release, media, condition, labeler),
+        hss_input(release, media, condition, labeler, cache_plan),
         answer(model_errors),
     ]
 

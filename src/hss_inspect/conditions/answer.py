@@ -24,6 +24,7 @@ from typing import Any
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from hss_inspect.conditions.cache_plan import planned_config, planned_model, request_done
 from hss_inspect.core.settings import DEFAULT_MODEL_ERRORS, ModelErrors
 from hss_inspect.providers.context import max_tokens_sent
 
@@ -351,7 +352,15 @@ def check_refusal(state: TaskState, output: ModelOutput) -> None:
 
 
 async def _generate_checked(state: TaskState, generate: Generate, **config: Any) -> TaskState:
-    state = await generate(state, tool_calls="none", **config)
+    """One call of the model, cached as the sample's plan says (conditions/cache_plan.py)."""
+    model = planned_model(state)
+    settings = planned_config(state, **config)
+    if model is get_model():
+        state = await generate(state, tool_calls="none", **settings.model_dump(exclude_none=True))
+    else:  # the same model at the plan's cache TTL: what Inspect's generate does, on it
+        state.output = await model.generate(state.messages, config=settings)
+        state.messages.append(state.output.message)
+    request_done(state)
     check_refusal(state, state.output)
     return state
 

@@ -20,9 +20,10 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from hss_inspect.conditions import prompt
+from hss_inspect.conditions.cache_plan import RECORD_KEY, plan_turn
 from hss_inspect.conditions.turn import user_turn_for
 from hss_inspect.core.roles import require_roles
-from hss_inspect.core.settings import MediaSettings
+from hss_inspect.core.settings import DEFAULT_CACHE_PLAN, CachePlan, MediaSettings
 from hss_inspect.data.release import Release
 from hss_inspect.providers.context import budget_for
 
@@ -31,9 +32,16 @@ ORACLE_MODEL_NAME = "hss/oracle"
 
 @solver
 def hss_input(
-    release: Release, media: MediaSettings, condition: str = "standard", labeler: bool = False
+    release: Release,
+    media: MediaSettings,
+    condition: str = "standard",
+    labeler: bool = False,
+    cache_plan: CachePlan = DEFAULT_CACHE_PLAN,
+    conversation: bool = False,
 ) -> Solver:
-    """Replace the sample's messages with the HSS user turn for `condition`."""
+    """Replace the sample's messages with the HSS user turn for `condition`, its shared
+    block marked for the provider's prompt cache as the plan decides (`conversation`: an
+    agentic conversation follows, whose next step reads it)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         require_roles(labeler)
@@ -45,6 +53,7 @@ def hss_input(
             state.metadata["sent_media"] = {"kind": "none"}
             return state
         content, record = await media_turn(release, media, state)
+        state.metadata[RECORD_KEY] = plan_turn(state, content, record, cache_plan, conversation)
         state.messages = [ChatMessageUser(content=content)]
         state.metadata["sent_media"] = record
         state.metadata["frames_received"] = frames_received(record)

@@ -1,5 +1,6 @@
-"""An eval as an `inspect eval` command line: how a recipe prints its runs and how the
-register report gives back the commands its logs were run with."""
+"""An eval as an `inspect eval` command line: how a recipe prints its runs, how the
+register report gives back the commands its logs were run with, and how many samples an
+eval's `--limit` or `--sample-id` selects."""
 
 from __future__ import annotations
 
@@ -61,3 +62,19 @@ def survives_cli(value: Any) -> bool:
         return True
     scalar = not isinstance(read, dict | list)
     return isinstance(value, str) and scalar and str(read).lower() == value.lower()
+
+
+def selected_count(total: int, limit: Any, sample_id: Any) -> int:
+    """How many of `total` samples `inspect eval --limit N | --limit A-B | --sample-id`
+    leaves to run."""
+    if total <= 0:
+        return 0
+    if sample_id is not None:
+        chosen = len(sample_id) if isinstance(sample_id, list) else 1
+    elif isinstance(limit, int):
+        chosen = limit
+    elif isinstance(limit, list | tuple) and len(limit) == 2:
+        chosen = int(limit[1]) - int(limit[0]) + 1
+    else:
+        return total
+    return min(total, chosen)

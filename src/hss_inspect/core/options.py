@@ -93,6 +93,8 @@ class Option:
     choices: tuple[str, ...] = ()
     minimum: int = 0
     command_names: tuple[str, ...] = ()
+    # what Inspect's YAML reading of `-T` makes of a choice: `off` arrives as False
+    aliases: tuple[tuple[str, str], ...] = ()
 
     def check(self, value: Any) -> Any:
         """The value as the task uses it, or an OptionError naming the option."""
@@ -102,7 +104,8 @@ class Option:
             text = "" if value is None else str(value).strip()
             return None if text.lower() in ("", "none", "null") else text
         if self.kind in ("choice", "flag"):
-            picked = choice(self.name, value, self.choices)
+            given = dict(self.aliases).get(str(value).strip().lower(), value)
+            picked = choice(self.name, given, self.choices)
             return picked == "true" if self.kind == "flag" else picked
         if self.kind == "number":
             return positive_number(self.name, value)
@@ -245,6 +248,16 @@ OPTIONS: dict[str, Option] = {
             s.DEFAULT_MEDIA.token_rules,
             "a YAML file of image-token rules (a list under `image_tokens:`, fields as in "
             "task_configs/model_limits.yaml), tried before the packaged ones",
+        ),
+        Option(
+            "cache_plan",
+            "choice",
+            s.DEFAULT_CACHE_PLAN,
+            "prompt caching of the model under evaluation: `plan` writes the shared frames "
+            "only where a later attempt or agentic step will read them, at the TTL that saves "
+            "most; `inspect` leaves Inspect's defaults; `off` writes nothing",
+            s.CACHE_PLANS,
+            aliases=(("false", "off"),),
         ),
         Option(
             "judge_retries",

@@ -20,6 +20,11 @@ NATIVE_VIDEO_CHOICES: tuple[str, ...] = ("auto", "true", "false")
 ModelErrors = Literal["fail", "omit"]
 MODEL_ERRORS: tuple[str, ...] = ("fail", "omit")
 DEFAULT_MODEL_ERRORS: ModelErrors = "fail"
+# Who decides the prompt caching of the model under evaluation (conditions/cache_plan.py):
+# the plan, Inspect's own defaults, or nobody (nothing written).
+CachePlan = Literal["plan", "inspect", "off"]
+CACHE_PLANS: tuple[str, ...] = ("plan", "inspect", "off")
+DEFAULT_CACHE_PLAN: CachePlan = "plan"
 # Inspect's stop reason for an answer the provider's policy filter refused.
 POLICY_STOP = "content_filter"
 

@@ -27,7 +27,6 @@ from inspect_ai.model import (
     ChatMessageTool,
     ChatMessageUser,
     ContentImage,
-    Model,
     ModelOutput,
     ModelUsage,
     execute_tools,
@@ -40,6 +39,7 @@ from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
 from hss_inspect.conditions.agentic.views import ShownFrame, image_size
 from hss_inspect.conditions.answer import check_refusal, is_provider_error, record_model_error
+from hss_inspect.conditions.cache_plan import request_done, step_call
 from hss_inspect.conditions.turn import local_media
 from hss_inspect.core.settings import (
     DEFAULT_MODEL_ERRORS,
@@ -128,7 +128,7 @@ def hss_agent(
         model = get_model()
         conversation = Conversation()
         try:
-            await converse(model, state, tools, agent_media, limits, conversation)
+            await converse(state, tools, agent_media, limits, conversation)
         except ModelCallFailed as failed:
             conversation.ended_by = "model_error"
             state.metadata["agent"] = agent_record(conversation, agent_media, limits, "")
@@ -149,7 +149,6 @@ def hss_agent(
 
 
 async def converse(
-    model: Model,
     state: TaskState,
     tools: list[Tool],
     media: AgentMedia,
@@ -157,7 +156,7 @@ async def converse(
     conversation: Conversation,
 ) -> None:
     while not (ended := limit_reached(conversation, media, limits)):
-        output = await model_step(model, state, tools)
+        output = await model_step(state, tools, conversation.steps + 1)
         check_refusal(state, output)
         conversation.record(output)
         state.messages.append(output.message)
@@ -178,14 +177,19 @@ async def converse(
     conversation.ended_by = ended
 
 
-async def model_step(model: Model, state: TaskState, tools: list[Tool]) -> ModelOutput:
-    """One call of the model; a provider failure is marked as such, a bug is not."""
+async def model_step(state: TaskState, tools: list[Tool], step: int) -> ModelOutput:
+    """One call of the model, cached as the plan says for this step; a provider failure is
+    marked as such, a bug is not."""
+    model, config = step_call(state, step)
     try:
-        return await model.generate(state.messages, tools)
+        output = await model.generate(state.messages, tools, config=config)
     except Exception as exc:
         if is_provider_error(exc):
             raise ModelCallFailed(exc) from exc
         raise
+    if step == 1:
+        request_done(state)
+    return output
 
 
 class ToolFailed(RuntimeError):
