@@ -24,21 +24,25 @@ With `rate_limited_requests: N` the first N requests get an HTTP 429 (rate limit
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import io
 import json
 import os
 import re
 import sys
 import threading
+import time
 import uuid
 from typing import Any, ClassVar
 
 from PIL import Image
 
+from tests.support.prompt_cache import PromptCache
 from tests.support.stand_in import JsonHandler, serve_configured
 
 _BEHAVIOUR = re.compile(
-    r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG|OUTAGE|POLICY)\]"
+    r"\[(PASS|FAIL|ONCE|FLAKY|GARBLE|EMPTYONCE|EMPTY|BROKEN|TOOBIG|OUTAGE|POLICY|AGENT)\]"
 )
 _lock = threading.Lock()
 _requests_seen = 0
@@ -158,8 +162,12 @@ class Handler(JsonHandler):
         refusal = self._refusal(api, length, found["images"], behaviour) or self._failure(
             api, behaviour
         )
+        # "status" is the verdict of the size rules and failures; [BROKEN] is refused after
         entry["status"] = refusal[0] if refusal else 200
-        self._log(entry)
+        answered = refusal is None and behaviour != "BROKEN"
+        # billed only when answered: a refused request reads and writes no cache
+        usage = self._usage(api, body, question, len(found["images"])) if answered else None
+        self._log({**entry, "usage": usage, "at": time.monotonic()})
         if refusal:
             return refusal
         if behaviour == "BROKEN":
@@ -169,7 +177,35 @@ class Handler(JsonHandler):
         empty = behaviour == "EMPTY" or (behaviour == "EMPTYONCE" and int(max_tokens or 0) < 1500)
         answered = "PASS" if behaviour in ("EMPTYONCE", "OUTAGE") else behaviour
         text = "" if empty else f"My answer is {answered}."
-        return 200, _completion(api, model, text, length_stop=empty)
+        if self.config.get("latency_seconds"):
+            time.sleep(float(self.config["latency_seconds"]))  # scaled under faketime
+        if behaviour == "AGENT" and body.get("tools"):
+            return 200, _agent_step(api, model, body, usage)
+        return 200, _completion(api, model, text, length_stop=empty, usage=usage)
+
+    def _usage(
+        self, api: str, body: dict[str, Any], question: str, images: int
+    ) -> dict[str, Any] | None:
+        """Tokens as the provider would bill them: with `prompt_cache` set, the input is split
+        by the documented caching rules; output tokens follow the question, so that a pilot
+        run's figures differ from the full run's as real answers do."""
+        if not self.config.get("prompt_cache"):
+            return None
+        if api == "anthropic":
+            cached = _cache().anthropic(body)
+        elif api in ("responses", "chat"):
+            cached = _cache().openai(body, api)
+        else:
+            return None
+        spread = int(hashlib.sha256(question.encode()).hexdigest(), 16) % 400
+        output = (600 if images > 1 else 200) + spread
+        return {
+            "fresh": cached.fresh,
+            "read": cached.read,
+            "written": cached.written,
+            "output": output,
+            "reasoning": output // 2,
+        }
 
     # --- outages, rate limits and policy refusals
     def _failure(self, api: str, behaviour: str) -> tuple[int, dict[str, Any]] | None:
@@ -259,6 +295,59 @@ class Handler(JsonHandler):
         self._reply(200, {"file": file}, {"x-goog-upload-status": "final"})
 
 
+@functools.cache
+def _cache() -> PromptCache:
+    """The process's one prompt cache, under the rules the handler was started with."""
+    return PromptCache(Handler.config)
+
+
+# [AGENT] with tools offered: look at more frames (or a crop of an image) twice, then submit;
+# step k answers a request holding k - 1 of the model's earlier turns
+AGENT_STEPS = (
+    ("frames", {"start": 0.0, "end": 1.0}),
+    ("frames", {"start": 1.0, "end": 2.0}),
+    ("submit", {"answer": "Having looked again, my answer is PASS."}),
+)
+IMAGE_AGENT_STEPS = (
+    ("crop", {"x0": 0, "y0": 0, "x1": 32, "y1": 32}),
+    ("submit", {"answer": "Having looked closely, my answer is PASS."}),
+)
+
+
+def _agent_step(
+    api: str, model: str, body: dict[str, Any], usage: dict[str, Any] | None
+) -> dict[str, Any]:
+    items = body.get("messages") if api == "anthropic" else body.get("input")
+    done = sum(
+        1
+        for item in items or []
+        if item.get("role") == "assistant" or item.get("type") == "function_call"
+    )
+    steps = (
+        AGENT_STEPS if any("frame" in json.dumps(t) for t in body["tools"]) else IMAGE_AGENT_STEPS
+    )
+    name, arguments = steps[min(done, len(steps) - 1)]
+    reply = _completion(api, model, "Let me look again.", length_stop=False, usage=usage)
+    call_id = f"call_{done}"
+    if api == "anthropic":
+        reply["content"].append(
+            {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+        )
+        reply["stop_reason"] = "tool_use"
+    else:
+        reply["output"].append(
+            {
+                "type": "function_call",
+                "id": f"fc_{done}",
+                "call_id": call_id,
+                "name": name,
+                "arguments": json.dumps(arguments),
+                "status": "completed",
+            }
+        )
+    return reply
+
+
 def api_of(path: str) -> str:
     """Which API a generate request's path belongs to."""
     if path.endswith("/messages"):
@@ -278,7 +367,12 @@ def _error(api: str, status: int, kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": kind, "param": None}}
 
 
-def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str, Any]:
+def _completion(
+    api: str, model: str, text: str, length_stop: bool, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    billed = usage or {"fresh": 10, "read": 0, "written": {}, "output": 5, "reasoning": 0}
+    written = sum(billed["written"].values())
+    total_input = billed["fresh"] + billed["read"] + written
     if api == "anthropic":
         return {
             "id": "msg_standin",
@@ -288,7 +382,22 @@ def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str,
             "content": [{"type": "text", "text": text}] if text else [],
             "stop_reason": "max_tokens" if length_stop else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "usage": {
+                "input_tokens": billed["fresh"],
+                "output_tokens": billed["output"],
+                **(
+                    {
+                        "cache_creation_input_tokens": written,
+                        "cache_read_input_tokens": billed["read"],
+                        "cache_creation": {
+                            "ephemeral_5m_input_tokens": billed["written"].get("5m", 0),
+                            "ephemeral_1h_input_tokens": billed["written"].get("1h", 0),
+                        },
+                    }
+                    if usage
+                    else {}
+                ),
+            },
         }
     if api == "chat":
         return {
@@ -303,7 +412,12 @@ def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str,
                     "finish_reason": "length" if length_stop else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": {
+                "prompt_tokens": total_input,
+                "completion_tokens": billed["output"],
+                "total_tokens": total_input + billed["output"],
+                **({"prompt_tokens_details": {"cached_tokens": billed["read"]}} if usage else {}),
+            },
         }
     if api == "responses":
         return {
@@ -326,11 +440,14 @@ def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str,
             "tool_choice": "auto",
             "tools": [],
             "usage": {
-                "input_tokens": 10,
-                "output_tokens": 5,
-                "total_tokens": 15,
-                "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens_details": {"reasoning_tokens": 0},
+                "input_tokens": total_input,
+                "output_tokens": billed["output"],
+                "total_tokens": total_input + billed["output"],
+                "input_tokens_details": {
+                    "cached_tokens": billed["read"],
+                    **({"cache_write_tokens": written} if written else {}),
+                },
+                "output_tokens_details": {"reasoning_tokens": billed["reasoning"]},
             },
         }
     return {

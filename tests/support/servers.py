@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -116,10 +117,14 @@ def olah_hub(mirrors: Path, workdir: Path) -> Iterator[str]:
 
 @contextmanager
 def provider_stand_in(
-    workdir: Path, rules: dict[str, object], script: str = "provider_server.py"
+    workdir: Path,
+    rules: dict[str, object],
+    script: str = "provider_server.py",
+    prefix: tuple[str, ...] = (),
 ) -> Iterator[tuple[str, Path]]:
     """Start the provider stand-in (or another `script` taking the same arguments) enforcing
-    `rules`; yields (root URL, request log)."""
+    `rules`; yields (root URL, request log). `prefix` runs it under another program (e.g.
+    `faketime -f "+0 x60"`, for a clock 60 times as fast)."""
     import json
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -128,6 +133,7 @@ def provider_stand_in(
     log_file.touch()
     process = subprocess.Popen(
         [
+            *prefix,
             sys.executable,
             "-m",
             stand_in_module(script),
@@ -136,12 +142,13 @@ def provider_stand_in(
             str(log_file),
         ],
         cwd=ROOT,
+        start_new_session=True,  # a prefix program's child is stopped with it
     )
     try:
         _wait_for(lambda: port_file.exists() and port_file.read_text(), "provider stand-in")
         yield f"http://127.0.0.1:{port_file.read_text()}", log_file
     finally:
-        process.terminate()
+        os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
 
 
