@@ -50,9 +50,11 @@ TASKS = (
 )
 
 
-def write_noise_video(path: Path, frames: int, size: tuple[int, int] = (768, 432)) -> None:
+def write_noise_video(
+    path: Path, frames: int, size: tuple[int, int] = (768, 432), seed: int = 0
+) -> None:
     """High-entropy frames: JPEGs of a few hundred KB each at a modest frame count."""
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     with av.open(str(path), "w") as container:
         stream = container.add_stream(
             "libx264", rate=2, options={"crf": "4", "preset": "ultrafast"}

@@ -6,6 +6,8 @@ Run as `python provider_server.py CONFIG_JSON PORT_FILE LOG_FILE`. One server sp
   OpenAI Responses        POST /v1/responses
   Gemini API              POST /v1beta/models/{model}:generateContent, and the Files API
                           (resumable upload at /upload/v1beta/files, GET /v1beta/files/{id})
+  and each API's batch endpoints (tests/support/batch_endpoints.py), whose requests are
+  answered by the same rules
 
 It enforces the request rules in CONFIG_JSON (request_max_bytes on the body as sent,
 images_per_request, image_max_encoded on each image's base64 text, image_max_side), and
@@ -38,6 +40,7 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
+from tests.support.batch_endpoints import BatchEndpoints
 from tests.support.prompt_cache import PromptCache
 from tests.support.stand_in import JsonHandler, serve_configured
 
@@ -99,7 +102,7 @@ def walk(node: Any, found: dict[str, list[Any]]) -> None:
             walk(value, found)
 
 
-class Handler(JsonHandler):
+class Handler(BatchEndpoints, JsonHandler):
     config: ClassVar[dict[str, Any]] = {}
 
     # --- plumbing
@@ -113,6 +116,8 @@ class Handler(JsonHandler):
             handle.write(json.dumps(entry) + "\n")
 
     def do_GET(self) -> None:
+        if self.serve_batch("GET", self.path.split("?")[0]):
+            return
         file_id = self.path.split("?")[0].rsplit("/", 1)[-1]
         if file_id in _files:
             self._reply(200, _files[file_id]["file"])
@@ -122,9 +127,11 @@ class Handler(JsonHandler):
             )
 
     def do_POST(self) -> None:
+        path = self.path.split("?")[0]
+        if self.serve_batch("POST", path):
+            return
         length = int(self.headers.get("content-length", 0))
         raw = self.rfile.read(length)
-        path = self.path.split("?")[0]
         if path.startswith("/upload/") or path.startswith("/upload-session/"):
             self._upload(path, raw)
             return

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+import traceback
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,6 +52,11 @@ _PROVIDER_ERROR_CLASSES = (
     ("inspect_ai.model._model", "AttemptTimeoutError"),
     ("inspect_ai.model._model", "StreamIdleTimeoutError"),
 )
+# Inspect's batchers (`--batch`) hand a request the provider failed inside a batch, or a
+# whole batch it rejected, back to the waiting sample as a plain RuntimeError (OpenAI's
+# rejected batches, Gemini's failed requests), raised where the batched request waits. No
+# class marks it; that frame does. Names pinned by tests/test_batch.py.
+_BATCH_RESULT_FRAME = ("inspect_ai.model._providers.util.batch", "generate_for_request")
 # A request that timed out or lost its connection below any SDK (asyncio.TimeoutError is
 # TimeoutError from Python 3.11 on).
 _BUILTIN_PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
@@ -205,11 +211,22 @@ def provider_error_classes() -> tuple[type[BaseException], ...]:
     return (*_BUILTIN_PROVIDER_ERRORS, *loaded)
 
 
+def failed_in_batch(exc: BaseException) -> bool:
+    """A plain RuntimeError that Inspect's batcher raised for a batched request."""
+    if type(exc) is not RuntimeError:
+        return False
+    module, function = _BATCH_RESULT_FRAME
+    return any(
+        frame.f_code.co_name == function and frame.f_globals.get("__name__") == module
+        for frame, _ in traceback.walk_tb(exc.__traceback__)
+    )
+
+
 def is_provider_error(exc: BaseException) -> bool:
-    """Whether the provider failed (by type, along the chain of causes); anything else,
-    a KeyError, a TypeError, an assertion, is a bug."""
+    """Whether the provider failed (by type, along the chain of causes, or as a batch the
+    provider failed); anything else, a KeyError, a TypeError, an assertion, is a bug."""
     classes = provider_error_classes()
-    return any(isinstance(link, classes) for link in _causes(exc))
+    return any(isinstance(link, classes) or failed_in_batch(link) for link in _causes(exc))
 
 
 # Client errors a later request may not meet again: a timeout, "too early", a rate limit.
