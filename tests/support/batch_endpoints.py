@@ -351,8 +351,6 @@ class BatchEndpoints:
                 }
                 errored.append(line)
                 continue
-            if status == 200 and batch.endpoint.endswith("/responses"):
-                _strict_usage(body)
             line["response"] = {"status_code": status, "request_id": uuid.uuid4().hex, "body": body}
             (done if status == 200 else errored).append(line)
         return done, errored
@@ -430,14 +428,6 @@ class BatchEndpoints:
             )
         else:
             self._send_bytes(content, "application/octet-stream")
-
-
-def _strict_usage(body: dict[str, Any]) -> None:
-    """Inspect reads a batch line with the SDK's strict `Response.model_validate` (a direct
-    reply is read leniently), whose usage requires `cache_write_tokens`, as the API sends."""
-    details = (body.get("usage") or {}).get("input_tokens_details")
-    if isinstance(details, dict):
-        details.setdefault("cache_write_tokens", 0)
 
 
 def _gemini_line(key: str, status: int, body: dict[str, Any]) -> dict[str, Any]:

@@ -87,6 +87,10 @@ class CacheUsage:
     fresh: int
     read: int = 0
     written: dict[str, int] = field(default_factory=dict)
+    # where the request asked for a cache entry: (block number counted from the end, TTL);
+    # Anthropic's top-level marker shows as ("top", TTL)
+    marks: list[tuple[int | str, str]] = field(default_factory=list)
+    blocks: int = 0
 
     @property
     def total(self) -> int:
@@ -129,8 +133,13 @@ class PromptCache:
         if not blocks:
             return CacheUsage(fresh=0)
         top = body.get("cache_control")
-        if isinstance(top, dict) and blocks[-1].ttl is None:
-            blocks[-1].ttl = str(top.get("ttl") or "5m")
+        marks: list[tuple[int | str, str]] = [
+            (i - len(blocks), str(b.ttl)) for i, b in enumerate(blocks) if b.ttl is not None
+        ]
+        if isinstance(top, dict):
+            marks.append(("top", str(top.get("ttl") or "5m")))
+            if blocks[-1].ttl is None:
+                blocks[-1].ttl = str(top.get("ttl") or "5m")
         minimum = int(self.config.get("anthropic_min_tokens", 1024))
         lookback = int(self.config.get("anthropic_lookback_blocks", 20))
         hashes, sums = _prefix_hashes(blocks), _cumulative(blocks)
@@ -146,7 +155,8 @@ class PromptCache:
             if hit >= 0:
                 entry = self.entries[hashes[hit]]
                 entry.expires = now + entry.life
-            usage = CacheUsage(fresh=0, read=sums[hit] if hit >= 0 else 0)
+            read = sums[hit] if hit >= 0 else 0
+            usage = CacheUsage(fresh=0, read=read, marks=marks, blocks=len(blocks))
             covered = hit
             for point in breakpoints:
                 if point <= covered or sums[point] < minimum:
@@ -199,13 +209,15 @@ class PromptCache:
         life = float(self.config.get("openai_explicit_min_seconds", 1800))
         explicit = (body.get("prompt_cache_options") or {}).get("mode") == "explicit"
         points = [i for i, b in enumerate(blocks) if b.ttl is not None]
+        marks: list[tuple[int | str, str]] = [(i - len(blocks), "explicit") for i in points]
         if not explicit:
             points.append(max(i for i, b in enumerate(blocks) if b.latest_turn))
         hashes, sums = _prefix_hashes(blocks), _cumulative(blocks)
         with self.lock:
             now = time.monotonic()
             hit = self._longest_live(hashes, now)
-            usage = CacheUsage(fresh=0, read=sums[hit] if hit >= 0 else 0)
+            read = sums[hit] if hit >= 0 else 0
+            usage = CacheUsage(fresh=0, read=read, marks=marks, blocks=len(blocks))
             covered = hit
             for point in sorted(set(points)):
                 if point <= covered or sums[point] < minimum:

@@ -160,6 +160,7 @@ class Handler(BatchEndpoints, JsonHandler):
         entry = {
             "api": api,
             "model": model,
+            "question": question[-200:],
             "body_bytes": length,
             "images": found["images"],
             "videos": found["videos"],
@@ -212,6 +213,11 @@ class Handler(BatchEndpoints, JsonHandler):
             "written": cached.written,
             "output": output,
             "reasoning": output // 2,
+            "marks": cached.marks,
+            "blocks": cached.blocks,
+            "explicit": (body.get("prompt_cache_options") or {}).get("mode") == "explicit",
+            "cache_key": body.get("prompt_cache_key"),
+            "retention": body.get("prompt_cache_retention"),
         }
 
     # --- outages, rate limits and policy refusals
@@ -452,7 +458,7 @@ def _completion(
                 "total_tokens": total_input + billed["output"],
                 "input_tokens_details": {
                     "cached_tokens": billed["read"],
-                    **({"cache_write_tokens": written} if written else {}),
+                    "cache_write_tokens": written,  # always sent; the SDK's strict reader needs it
                 },
                 "output_tokens_details": {"reasoning_tokens": billed["reasoning"]},
             },
