@@ -20,7 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hss_inspect.commands import cost
+from hss_inspect.commands.pilot import read_pilot
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.markdown import aligned
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
     SELECTION_OPTIONS,
@@ -40,6 +42,7 @@ from hss_inspect.providers.limits import (
     provider_rules,
     token_rule_for,
 )
+from hss_inspect.providers.prices import text_tokens
 from hss_inspect.providers.tokens import check_rule
 from hss_inspect.report.paper import judges
 
@@ -61,6 +64,27 @@ class RequestEstimate:
     fit: str | None = None
     text_bytes: int = 0
     sent: bool = True  # False: the clip cannot fit, and the run fails it before sending
+
+
+def task_cost(row: TaskRow, estimate: RequestEstimate) -> cost.TaskCost:
+    """The task's request as the bill counts it: its user turn, all shared by its attempts
+    (images by the formula, text at a typical rate; None when the images are not counted)."""
+    prefix = (
+        None
+        if estimate.image_tokens is None
+        else estimate.image_tokens + text_tokens(estimate.text_bytes)
+    )
+    return cost.TaskCost(row.media_type, estimate.kind, prefix, estimate.text_bytes)
+
+
+def bill_figures(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "output_tokens": args.output_tokens,
+        "judge_output_tokens": args.judge_output_tokens,
+        "answer_tokens": args.answer_tokens,
+        "attempt_gap": args.attempt_gap,
+        "connections": args.max_connections,
+    }
 
 
 def estimate_request(record: dict[str, Any], task_id: str) -> RequestEstimate:
@@ -213,18 +237,6 @@ def fit_lines(result: dict[str, Any]) -> list[str]:
     return lines + [f"  {t['fit']}" for t in failed]
 
 
-def aligned(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        "  "
-        + "  ".join(
-            c.rjust(w) if i else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in rows
-    ]
-
-
 ESTIMATE_OPTIONS = (
     *SELECTION_OPTIONS,
     *FRAME_OPTIONS,
@@ -279,6 +291,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="length of the answer the judge reads (default: Table 1's mean for the "
         "model, else the median over Table 1's models)",
     )
+    parser.add_argument(
+        "--pilot",
+        metavar="LOG",
+        help="a log of a short run of the same model (inspect eval ... --limit N): its "
+        "output and reasoning tokens per media type, its judge's tokens and its pace",
+    )
+    parser.add_argument(
+        "--output-tokens",
+        type=int,
+        metavar="N",
+        help="output tokens per attempt, thinking included (default: the pilot's, else "
+        "Table 1's means for the model)",
+    )
+    parser.add_argument(
+        "--judge-output-tokens",
+        type=int,
+        metavar="N",
+        help="the judge's reply per attempt, thinking included (default: the pilot's)",
+    )
+    parser.add_argument(
+        "--attempt-gap",
+        type=float,
+        metavar="MINUTES",
+        help="minutes between a task's attempts in the run, for the caching strategies "
+        "(default: from the pilot's pace, else "
+        f"{cost.DEFAULT_ATTEMPT_GAP_MINUTES:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="as inspect eval --max-connections: sample-epochs at once (default: the "
+        f"pilot's, else Inspect's {cost.DEFAULT_CONNECTIONS})",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
@@ -304,9 +350,11 @@ def run(args: argparse.Namespace) -> int:
     model, grader = (cost.inspect_pricing(m, prices) for m in (args.model, args.grader))
     # a clip that cannot fit is never sent, nor judged
     sent = [(row, e) for row, e in zip(rows, estimates, strict=True) if e.sent]
-    requests = [(e.kind, e.text_bytes) for _, e in sent]
+    tasks = [task_cost(row, e) for row, e in sent]
+    pilot = read_pilot(args.pilot, args.model) if args.pilot else None
+    figures = cost.measures(args.model, tasks, pilot, bill_figures(args))
     result["cost"] = cost.cost_estimate(
-        [row for row, _ in sent], requests, result, model, grader, args.answer_tokens
+        [row for row, _ in sent], tasks, result, model, grader, figures
     )
     print(json.dumps(result, indent=1) if args.json else render(result))
     return 0

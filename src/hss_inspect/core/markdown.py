@@ -1,4 +1,5 @@
-"""Markdown tables, for the Scoring tab of `inspect view` and for the reports."""
+"""Tables: Markdown, for the Scoring tab of `inspect view` and for the reports, and plain
+columns for the commands' printed figures."""
 
 from __future__ import annotations
 
@@ -17,3 +18,16 @@ def table_lines(header: Sequence[object], rows: Iterable[Sequence[object]]) -> l
 
 def table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(table_lines(header, rows))
+
+
+def aligned(rows: list[list[str]]) -> list[str]:
+    """Plain-text columns, indented: the first left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  "
+        + "  ".join(
+            c.rjust(w) if i else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]

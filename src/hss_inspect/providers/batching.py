@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from hss_inspect.core.config import load_yaml
-from hss_inspect.providers.limits import _as_patterns, _matches, service_name
+from hss_inspect.providers.limits import as_patterns, matches, service_name
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def _optional(entry: dict[str, Any], key: str, kind: type[int] | type[float]) ->
 def _batch_rules(entry: dict[str, Any]) -> BatchRules:
     return BatchRules(
         name=str(entry["name"]),
-        match=_as_patterns(entry["match"]),
+        match=as_patterns(entry["match"]),
         price_multiplier=_optional(entry, "price_multiplier", float),
         max_requests=_optional(entry, "max_requests", int),
         max_batch_bytes=_optional(entry, "max_batch_bytes", int),
@@ -71,6 +71,6 @@ def batch_rules_for(model_name: str) -> BatchRules:
     `google/` model on Vertex AI is matched as `google/vertex/...`), else `NO_BATCH`."""
     name = service_name(model_name)
     for rules in all_batch_rules():
-        if _matches(name, rules.match):
+        if matches(name, rules.match):
             return rules
     return NO_BATCH

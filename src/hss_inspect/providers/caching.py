@@ -13,13 +13,13 @@ here is arithmetic over them and over the run's pace.
 
 from __future__ import annotations
 
-import fnmatch
 import statistics
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
 from hss_inspect.core.config import load_yaml
+from hss_inspect.providers.limits import as_patterns, matches
 
 Mechanism = Literal["breakpoints", "explicit", "retention", "implicit", "none"]
 Action = Literal["write", "read", "none"]
@@ -64,15 +64,6 @@ class CacheRules:
         }
 
 
-def _patterns(value: Any) -> tuple[str, ...]:
-    return (str(value),) if isinstance(value, str) else tuple(str(v) for v in value or ())
-
-
-def matches(model_name: str, patterns: tuple[str, ...]) -> bool:
-    name = model_name.lower()
-    return any(fnmatch.fnmatch(name, p.lower()) for p in patterns)
-
-
 @cache
 def _caching_file() -> tuple[float, tuple[dict[str, Any], ...]]:
     loaded = load_yaml("task_configs", "model_limits.yaml")
@@ -87,14 +78,14 @@ def cache_safety() -> float:
 def caching_rules_for(model_name: str) -> CacheRules:
     """The caching rules of the first entry matching the model (the last entry matches all)."""
     for entry in _caching_file()[1]:
-        if matches(model_name, _patterns(entry["match"])):
+        if matches(model_name, as_patterns(entry["match"])):
             return _rules(entry, model_name)
     raise ValueError(f"task_configs/model_limits.yaml: no caching entry matches {model_name}")
 
 
 def _rules(entry: dict[str, Any], model_name: str) -> CacheRules:
     own: dict[str, Any] = next(
-        (m for m in entry.get("models") or () if matches(model_name, _patterns(m["match"]))), {}
+        (m for m in entry.get("models") or () if matches(model_name, as_patterns(m["match"]))), {}
     )
     ttls = tuple(
         Ttl(str(name), float(ttl["seconds"]), float(ttl["write"]))
@@ -108,8 +99,8 @@ def _rules(entry: dict[str, Any], model_name: str) -> CacheRules:
         min_tokens=int(own.get("min_tokens", entry.get("min_tokens", 0))),
         batch_ttl=entry.get("batch_ttl"),
         marks_need_direct=bool(entry.get("marks_need_direct", False)),
-        retention_24h=_patterns(entry.get("retention_24h")),
-        docs=_patterns(entry.get("docs")),
+        retention_24h=as_patterns(entry.get("retention_24h")),
+        docs=as_patterns(entry.get("docs")),
     )
 
 
@@ -330,3 +321,46 @@ def _why_not(reuse: Reuse) -> str:
         f"the next attempt comes in about {_minutes(reuse.gap.seconds)} ({reuse.gap.source}): "
         "no TTL offered outlives it at a saving"
     )
+
+
+# ---- a whole task's attempts, before a run (hss-inspect estimate) ------------------------
+
+
+def planned_attempts(
+    rules: CacheRules, ttls: list[Ttl], prefix: int | None, epochs: int, gap: Gap, paced: bool
+) -> list[CacheDecision]:
+    """The plan's decision for each attempt of one task whose attempts come `gap` apart, as
+    the run would take them; `paced` False: its first attempt goes before any sample-epoch
+    of the run has finished (the first wave), so its pace is not known yet."""
+    safety = cache_safety()
+    decisions: list[CacheDecision] = []
+    previous: Previous | None = None
+    for epoch in range(1, epochs + 1):
+        since = gap.seconds or 0.0
+        live = live_entry(previous, rules, since, safety) if previous else None
+        known = gap if paced or epoch > 1 else UNKNOWN_GAP
+        decision = decide(rules, ttls, prefix, Reuse(epochs - epoch, known, live), safety)
+        decisions.append(decision)
+        previous = Previous(0.0, 0.0, decision.ttl if decision.action != "none" else None)
+    return decisions
+
+
+def default_attempts(rules: CacheRules, ttl: Ttl | None, epochs: int, gap: Gap) -> list[Action]:
+    """What Inspect's own caching does with one task's attempts `gap` apart: every request
+    written at `ttl` (a provider that writes every prompt itself: at its own), read while
+    the previous attempt's entry lives. None `ttl`: nothing is cached."""
+    if ttl is None or gap.seconds is None:
+        return ["none"] * epochs
+    later: Action = "read" if gap.seconds <= ttl.seconds else "write"
+    return ["write", *[later] * (epochs - 1)]
+
+
+def inspect_default_ttl(rules: CacheRules, pinned: str | None = None) -> Ttl | None:
+    """The TTL Inspect's default caching writes at: Anthropic's 5 minutes (or a pinned
+    `-M cache_ttl`), the life OpenAI gives every prompt; None where no cache is billed or
+    its life is not documented (Gemini's implicit caching)."""
+    if rules.mechanism in ("implicit", "none") or not rules.ttls:
+        return None
+    if pinned is not None and rules.ttl(pinned) is not None:
+        return rules.ttl(pinned)
+    return rules.ttls[0]

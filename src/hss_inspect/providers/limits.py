@@ -71,20 +71,20 @@ def raw_for_encoded(encoded_bytes: int) -> int:
     return max(0, encoded_bytes // 4 * 3)
 
 
-def _matches(model_name: str, patterns: tuple[str, ...]) -> bool:
+def matches(model_name: str, patterns: tuple[str, ...]) -> bool:
     name = model_name.lower()
     return any(fnmatch.fnmatch(name, p.lower()) for p in patterns)
 
 
-def _as_patterns(value: Any) -> tuple[str, ...]:
-    return (str(value),) if isinstance(value, str) else tuple(str(v) for v in value)
+def as_patterns(value: Any) -> tuple[str, ...]:
+    return (str(value),) if isinstance(value, str) else tuple(str(v) for v in value or ())
 
 
 def _provider_rules(entry: dict[str, Any]) -> ProviderRules:
     many = entry.get("many_images") or {}
     return ProviderRules(
         name=str(entry["name"]),
-        match=_as_patterns(entry["match"]),
+        match=as_patterns(entry["match"]),
         image_max_bytes=entry.get("image_max_bytes"),
         image_bytes_counted=entry.get("image_bytes_counted", "raw"),
         image_max_side=entry.get("image_max_side"),
@@ -145,7 +145,7 @@ def _token_rule(entry: Any, where: str) -> TokenRule:
         name=str(entry.get("name", formula["formula"])),
         formula=formula,
         source=str(entry.get("source", where)),
-        match=_as_patterns(entry.get("match", ())),
+        match=as_patterns(entry.get("match", ())),
     )
 
 
@@ -163,7 +163,7 @@ def rules_file() -> RulesFile:
     loaded = load_yaml("task_configs", "model_limits.yaml")
     models = tuple(
         (
-            _as_patterns(entry["match"]),
+            as_patterns(entry["match"]),
             ModelLimits(entry.get("max_images"), bool(entry.get("native_video", False))),
         )
         for entry in loaded.get("models", [])
@@ -207,7 +207,7 @@ def token_rule_for(
     families = (*(user_token_rules(user_rules) if user_rules else ()), *rules_file().token_rules)
     for name in (model_name, served_root):
         for rule in families:
-            if name and _matches(name, rule.match):
+            if name and matches(name, rule.match):
                 return rule
     provider = provider_rules(model_name)
     if provider.image_tokens:
@@ -232,7 +232,7 @@ def provider_rules(model_name: str) -> ProviderRules:
     """The first provider entry matching the model, else no limits."""
     name = service_name(model_name)
     for rules in rules_file().providers:
-        if _matches(name, rules.match):
+        if matches(name, rules.match):
             return rules
     return NO_RULES
 
@@ -240,7 +240,7 @@ def provider_rules(model_name: str) -> ProviderRules:
 def limits_for(model_name: str) -> ModelLimits:
     """The first Table 5 entry matching the model, else no per-model facts."""
     for patterns, limits in rules_file().models:
-        if _matches(model_name, patterns):
+        if matches(model_name, patterns):
             return limits
     return ModelLimits()
 

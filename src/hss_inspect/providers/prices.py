@@ -123,3 +123,58 @@ def priced_by_name(prices: Mapping[str, Price], model: str) -> Price | None:
     """A file's price applies to the model of exactly that name: Inspect keys each entry
     by the name as written and finds it by the model's own name."""
     return prices.get(model)
+
+
+# ---- input split by how it is billed, and each caching strategy's bill -----------------
+
+
+@dataclass(frozen=True)
+class InputSplit:
+    """Input tokens by how they are billed: plain, written to the cache (by TTL), read."""
+
+    fresh: int = 0
+    written: tuple[tuple[str, int], ...] = ()
+    read: int = 0
+
+    def __add__(self, other: InputSplit) -> InputSplit:
+        written = dict(self.written)
+        for ttl, tokens in other.written:
+            written[ttl] = written.get(ttl, 0) + tokens
+        return InputSplit(
+            self.fresh + other.fresh, tuple(sorted(written.items())), self.read + other.read
+        )
+
+    @property
+    def written_tokens(self) -> int:
+        return sum(tokens for _, tokens in self.written)
+
+    @property
+    def total(self) -> int:
+        return self.fresh + self.written_tokens + self.read
+
+
+def attempts_split(
+    prefix: int, attempts: Sequence[tuple[str, str | None]], free: Sequence[str] = ()
+) -> InputSplit:
+    """How one task's attempts bill its `prefix` tokens: each (action, TTL) writes, reads
+    or neither; a write at a TTL in `free` costs no more than plain input."""
+    split = InputSplit()
+    for action, ttl in attempts:
+        if action == "read":
+            split = split + InputSplit(read=prefix)
+        elif action == "write" and ttl is not None and ttl not in free:
+            split = split + InputSplit(written=((ttl, prefix),))
+        else:
+            split = split + InputSplit(fresh=prefix)
+    return split
+
+
+def input_dollars(split: InputSplit, price: Price, write_rate: Mapping[str, float]) -> float:
+    """The input at `price`; a write at TTL t costs `write_rate[t]` times the price file's
+    `input_cache_write` (the provider's default TTL's rate, as Inspect's ModelCost keeps it:
+    Anthropic's 1-hour writes are 2.0 / 1.25 of it)."""
+    written = sum(
+        dollars(tokens, price.input_cache_write * write_rate.get(ttl, 1.0))
+        for ttl, tokens in split.written
+    )
+    return dollars(split.fresh, price.input) + dollars(split.read, price.input_cache_read) + written

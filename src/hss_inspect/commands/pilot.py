@@ -1,0 +1,98 @@
+"""A pilot run, read for `hss-inspect estimate`: what a short run of the same model
+(`inspect eval ... --limit N`) measured per attempt, which a full run's bill scales up:
+output and reasoning tokens by media type, the judge's tokens, and the run's pace (how long
+a sample-epoch took, and how many ran at once)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hss_inspect.core.errors import InputError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """Per-attempt means of a pilot log; None where the log has no figure."""
+
+    source: str
+    model: str
+    attempts: int
+    output: dict[str, float]  # media type -> output tokens (thinking included)
+    reasoning: dict[str, float | None]
+    judge_input: float | None
+    judge_output: float | None
+    durations: tuple[float, ...]  # seconds per sample-epoch
+    concurrency: float  # sample-epochs running at once, on average
+
+    def output_for(self, media_type: str) -> float:
+        """The media type's mean, else the mean over all the pilot's attempts."""
+        if media_type in self.output:
+            return self.output[media_type]
+        return statistics.fmean(self.output.values())
+
+
+def read_pilot(path: str, model: str) -> Pilot:
+    """The pilot log at `path`, of `model` (a log of another model is refused)."""
+    from inspect_ai.log import read_eval_log
+
+    if not Path(path).exists():
+        raise InputError(f"--pilot {path}: no such log")
+    log = read_eval_log(path)
+    ran = str(log.eval.model)
+    if ran != model:
+        raise InputError(
+            f"--pilot {path}: a run of {ran}, not of {model}; give a pilot of the same model"
+        )
+    samples = [s for s in log.samples or [] if s.error is None and model in s.model_usage]
+    if not samples:
+        raise InputError(f"--pilot {path}: no finished sample of {model} to measure")
+    output: dict[str, list[float]] = defaultdict(list)
+    reasoning: dict[str, list[float | None]] = defaultdict(list)
+    for sample in samples:
+        media = str((sample.metadata or {}).get("media_type", "all"))
+        usage = sample.model_usage[model]
+        output[media].append(float(usage.output_tokens))
+        reasoning[media].append(
+            None if usage.reasoning_tokens is None else float(usage.reasoning_tokens)
+        )
+    judged = [s.role_usage["grader"] for s in samples if "grader" in (s.role_usage or {})]
+    return Pilot(
+        source=path,
+        model=model,
+        attempts=len(samples),
+        output={media: statistics.fmean(values) for media, values in output.items()},
+        reasoning={media: _mean_or_none(values) for media, values in reasoning.items()},
+        judge_input=_mean_or_none([float(u.input_tokens) for u in judged]),
+        judge_output=_mean_or_none([float(u.output_tokens) for u in judged]),
+        durations=tuple(float(s.total_time) for s in samples if s.total_time),
+        concurrency=_concurrency(samples),
+    )
+
+
+def _mean_or_none(values: list[float | None] | list[float]) -> float | None:
+    """A mean only when every attempt reported the figure ("not reported" is never 0)."""
+    if not values or any(v is None for v in values):
+        return None
+    return statistics.fmean(v for v in values if v is not None)
+
+
+def _concurrency(samples: Sequence[EvalSample]) -> float:
+    """Sample-epochs in flight on average: their summed time over the time they spanned."""
+    starts = [s.started_at for s in samples if s.started_at and s.completed_at]
+    ends = [s.completed_at for s in samples if s.started_at and s.completed_at]
+    if not starts:
+        return 1.0
+    span = (
+        datetime.fromisoformat(str(max(ends))) - datetime.fromisoformat(str(min(starts)))
+    ).total_seconds()
+    busy = sum(float(s.total_time or 0.0) for s in samples)
+    return max(1.0, busy / span) if span > 0 else 1.0
