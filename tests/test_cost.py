@@ -5,6 +5,8 @@ judge really receives it, and no dollar figure where no price is known."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +26,7 @@ from hss_inspect.providers.prices import (
     read_cost_config,
     total_dollars,
 )
+from hss_inspect.report.paper import table1_row
 from hss_inspect.scripted import FIXED_ANSWER
 
 ASTRA, OPUS = "openai/gpt-6-astra", "anthropic/claude-opus-5"
@@ -220,3 +223,119 @@ def test_pricing_never_creates_a_provider_that_could_start_a_server(
     # looked up by the model's own name where resolving the provider's could start a server
     # or load weights; a client-only provider keeps its name
     assert asked == ["Qwen/Qwen2.5-VL-7B-Instruct"] * 2 + ["openai/gpt-6-astra"]
+
+
+# ---- the whole bill: output, the judge's reply, and each caching strategy ---------------
+
+
+def _bill(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> dict[str, Any]:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(PRICES))
+    return _estimate(
+        capsys, "--model", OPUS, "--model-cost-config", str(prices), "--grader", OPUS, *args
+    )
+
+
+def _prefixes(result: dict[str, Any]) -> list[int]:
+    """Each task's user turn as the plan counts it: image tokens, and text at 4 bytes."""
+    return [t["image_tokens"] + math.ceil(t["text_bytes"] / 4) for t in result["per_task"]]
+
+
+def test_each_caching_strategy_bills_the_attempts_as_it_would_cache_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _bill(
+        capsys, tmp_path, "--attempt-gap", "20", "--max-connections", "2",
+        "--output-tokens", "1000", "--judge-output-tokens", "200",
+    )  # fmt: skip
+    rows = {r["strategy"]: r for r in result["cost"]["strategies"]}
+    prefixes, minimum = _prefixes(result), 512  # Claude Opus 5's minimum cacheable prompt
+    price = PRICES[OPUS]
+    assert rows["caching off"]["fresh"] == 3 * sum(prefixes)
+    charges = _charges(result)
+    assert 3 * sum(prefixes) == charges["media"]["tokens"] + charges["question text"]["tokens"]
+    # 20 minutes apart: Inspect's default writes every prompt over the minimum for 5 minutes
+    # and none is read; the plan writes each for an hour and reads it twice, except the
+    # first 2 tasks, which go before any sample-epoch has finished
+    cached = [p for p in prefixes if p >= minimum]
+    assert rows["Inspect's default"]["written"] == {"5m": 3 * sum(cached)}
+    planned = [p for i, p in enumerate(prefixes) if p >= minimum and i >= 2]
+    assert rows["the plan"]["written"] == {"1h": sum(planned)}
+    assert rows["the plan"]["read"] == 2 * sum(planned)
+    assert rows["the plan"]["fresh"] == 3 * sum(prefixes) - 3 * sum(planned)
+    hour_write = price["input_cache_write"] * 2.0 / 1.25  # Anthropic: 2x input, not 1.25x
+    assert rows["the plan"]["input_dollars"] == pytest.approx(
+        (rows["the plan"]["fresh"] * price["input"] + sum(planned) * hour_write
+         + 2 * sum(planned) * price["input_cache_read"]) / 1e6
+    )  # fmt: skip
+    output = 1000 * 3 * len(prefixes) * price["output"] / 1e6
+    judge = charges["judge input"]["dollars"] + 200 * 3 * len(prefixes) * price["output"] / 1e6
+    for name, row in rows.items():
+        batched = name.startswith("batch")
+        assert row["output_dollars"] == pytest.approx(output * (0.5 if batched else 1))
+        assert row["judge_dollars"] == pytest.approx(judge)  # the judge is never batched
+        assert row["total_dollars"] == pytest.approx(
+            row["input_dollars"] + row["output_dollars"] + row["judge_dollars"]
+        )
+        assert row["vs_off"] == pytest.approx(
+            row["total_dollars"] / rows["caching off"]["total_dollars"]
+        )
+    assert rows["batch"]["input_dollars"] == pytest.approx(
+        0.5 * rows["Inspect's default"]["input_dollars"]
+    )
+    assert rows["the plan"]["total_dollars"] < rows["caching off"]["total_dollars"]
+    assert result["cost"]["total_dollars"] == pytest.approx(rows["caching off"]["total_dollars"])
+
+
+def test_without_a_pilot_the_output_is_table_1s_and_the_judges_reply_is_not_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _bill(capsys, tmp_path)
+    row = table1_row(OPUS)
+    assert row is not None
+    per_attempt = row.values["answer_tokens"] + row.values["think_tokens"]
+    outputs = [c for c in result["cost"]["charges"] if c["what"].startswith("output")]
+    assert sum(c["tokens"] for c in outputs) == pytest.approx(per_attempt * 3 * 8, abs=2)
+    assert result["cost"]["uncounted"] == ["judge output"] and result["cost"]["lower_bound"]
+    assert "at least" in main_output(capsys, tmp_path)
+
+
+def main_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
+    prices = tmp_path / "prices.json"
+    assert main(["estimate", "--dataset", "demo", "--model", OPUS, "--model-cost-config",
+                 str(prices)]) == 0  # fmt: skip
+    return capsys.readouterr().out
+
+
+def test_a_pilot_gives_the_output_by_media_type_the_judges_tokens_and_the_pace(
+    tmp_path: Path,
+) -> None:
+    script = """
+import sys
+from inspect_ai import eval
+from hss_inspect.task import hss_demo
+eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, epochs=2,
+     log_dir=sys.argv[1], display="none", limit=5)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    (path,) = tmp_path.glob("*.eval")
+    from inspect_ai.log import read_eval_log
+
+    from hss_inspect.commands.pilot import read_pilot
+
+    log = read_eval_log(str(path))
+    pilot = read_pilot(str(path), "hss/scripted")
+    by_media: dict[str, list[int]] = {}
+    for sample in log.samples or []:
+        usage = sample.model_usage["hss/scripted"]
+        by_media.setdefault(sample.metadata["media_type"], []).append(usage.output_tokens)
+    assert pilot.attempts == len(log.samples or []) == 10
+    assert pilot.output == {m: statistics.fmean(v) for m, v in by_media.items()}
+    graders = [s.role_usage["grader"] for s in log.samples or []]
+    assert pilot.judge_output == statistics.fmean(u.output_tokens for u in graders)
+    assert sorted(pilot.durations) == sorted(s.total_time for s in log.samples or [])
+    with pytest.raises(ValueError, match="a run of hss/scripted, not of openai/gpt-6-astra"):
+        read_pilot(str(path), ASTRA)

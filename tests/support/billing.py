@@ -25,19 +25,19 @@ from tests.support.fixture_repo import FixtureTask, build_repo
 from tests.support.runs import INSPECT, run_eval
 from tests.support.servers import provider_stand_in
 
-# $ per million tokens; output is priced at 0 so that a run's recorded cost is its input
-# bill. The cache prices keep the providers' documented ratios to input (Anthropic: 5-minute
-# writes 1.25x, reads 0.1x; OpenAI from GPT-5.6: writes 1.25x, reads 0.1x).
+# $ per million tokens. The cache prices keep the providers' documented ratios to input
+# (Anthropic: 5-minute writes 1.25x, reads 0.1x; OpenAI from GPT-5.6: writes 1.25x, reads
+# 0.1x).
 PRICES: dict[str, dict[str, float]] = {
     "anthropic/claude-opus-5": {
         "input": 5.0,
-        "output": 0.0,
+        "output": 25.0,
         "input_cache_write": 6.25,
         "input_cache_read": 0.5,
     },
     "openai/gpt-6-astra": {
         "input": 2.5,
-        "output": 0.0,
+        "output": 15.0,
         "input_cache_write": 3.125,
         "input_cache_read": 0.25,
     },
@@ -130,12 +130,16 @@ class BilledRun:
         return self.log.stats.model_usage[self.model]
 
     @property
-    def billed_input(self) -> float:
-        """Dollars Inspect recorded for the model under evaluation (input only: output is
-        priced at 0)."""
+    def billed(self) -> float:
+        """Dollars Inspect recorded for the model under evaluation."""
         cost = self.usage.total_cost
         assert cost is not None, "Inspect recorded no cost: was --model-cost-config given?"
         return float(cost)
+
+    @property
+    def billed_input(self) -> float:
+        """Inspect's recorded cost less its output tokens at the output price: the input."""
+        return self.billed - self.usage.output_tokens * PRICES[self.model]["output"] / 1e6
 
     @property
     def input_tokens(self) -> int:
@@ -168,14 +172,22 @@ def billed_run(
     epochs: int = 3,
     rules: dict[str, object] | None = None,
     cache: Path | None = None,
+    batch: bool = False,
 ) -> BilledRun:
     """One run of `model` on `release` against a caching stand-in answering each request in
     `latency` seconds, both on a clock `speed` times as fast, with `-T cache_plan=strategy`
-    (empty: the option is not given). The judge is the package's scripted model."""
+    (empty: the option is not given); `batch`: through the provider's batch API, each
+    batch sent at once and answered a latency later. The judge is the package's scripted
+    model."""
     workdir.mkdir(parents=True, exist_ok=True)
     prices = workdir / "prices.json"
     prices.write_text(json.dumps({model: PRICES[model]}))
     stand_in_rules = {**CACHING_RULES, "latency_seconds": latency, **(rules or {})}
+    if batch:
+        config = workdir / "batch.yaml"
+        config.write_text("size: 1\nsend_delay: 1\ntick: 1\n")
+        args = ("--batch", str(config), *args)
+        stand_in_rules = {**stand_in_rules, "latency_seconds": 0, "batch_seconds": latency}
     with provider_stand_in(workdir / "server", stand_in_rules, prefix=faketime(speed)) as (
         url,
         wire_file,

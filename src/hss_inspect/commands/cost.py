@@ -370,7 +370,10 @@ def strategy_split(
             attempts: list[tuple[str, str | None]] = [("none", None)] * epochs
         elif who == "inspect":
             name = default.name if default else None
-            attempts = [(a, name) for a in default_attempts(rules, default, epochs, figures.gap)]
+            attempts = [
+                (a, name)
+                for a in default_attempts(rules, default, task.prefix, epochs, figures.gap)
+            ]
         else:
             paced = index >= figures.first_wave
             decided = planned_attempts(rules, ttls, task.prefix, epochs, figures.gap, paced)

@@ -345,11 +345,15 @@ def planned_attempts(
     return decisions
 
 
-def default_attempts(rules: CacheRules, ttl: Ttl | None, epochs: int, gap: Gap) -> list[Action]:
+def default_attempts(
+    rules: CacheRules, ttl: Ttl | None, prefix: int | None, epochs: int, gap: Gap
+) -> list[Action]:
     """What Inspect's own caching does with one task's attempts `gap` apart: every request
     written at `ttl` (a provider that writes every prompt itself: at its own), read while
-    the previous attempt's entry lives. None `ttl`: nothing is cached."""
-    if ttl is None or gap.seconds is None:
+    the previous attempt's entry lives; nothing under the provider's minimum is cached.
+    None `ttl`: nothing is cached."""
+    short = prefix is not None and prefix < rules.min_tokens
+    if ttl is None or gap.seconds is None or short:
         return ["none"] * epochs
     later: Action = "read" if gap.seconds <= ttl.seconds else "write"
     return ["write", *[later] * (epochs - 1)]
