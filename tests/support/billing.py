@@ -53,27 +53,10 @@ def billing_release(
     """`videos` clips of `seconds` at 768x432 (40 frames each at 2 fps for 20 s) and
     `images` 1280x720 photographs, each its own task."""
     tasks = [
-        FixtureTask(
-            f"vid-{i:02d}",
-            behaviour,
-            "Temporal & Causal Dynamics",
-            "Retrodiction",
-            "video",
-            f"media/bill_{i:02d}.mp4",
-            ({"id": "c1", "title": "States the key fact"},),
-        )
-        for i in range(videos)
-    ] + [
-        FixtureTask(
-            f"img-{i:02d}",
-            behaviour,
-            "Physical & Spatial Logic",
-            "Hidden & Invisible",
-            "image",
-            f"media/bill_{i:02d}.jpg",
-            ({"id": "c1", "title": "Names the object"},),
-        )
-        for i in range(images)
+        _task(f"vid-{i:02d}", behaviour, "video", f"media/bill_{i:02d}.mp4") for i in range(videos)
+    ]
+    tasks += [
+        _task(f"img-{i:02d}", behaviour, "image", f"media/bill_{i:02d}.jpg") for i in range(images)
     ]
     build_repo(root, tuple(tasks))
     name_the_task_in_its_question(root / "data" / "test.jsonl")
@@ -84,6 +67,12 @@ def billing_release(
             root / "media" / f"bill_{i:02d}.jpg", quality=90
         )
     return root
+
+
+def _task(task_id: str, behaviour: str, media_type: str, path: str) -> FixtureTask:
+    criteria = ({"id": "c1", "title": "States the key fact"},)
+    domain, subdomain = "Temporal & Causal Dynamics", "Retrodiction"
+    return FixtureTask(task_id, behaviour, domain, subdomain, media_type, path, criteria)
 
 
 def name_the_task_in_its_question(rows: Path) -> None:
