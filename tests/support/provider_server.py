@@ -19,6 +19,9 @@ max_tokens < 1500; [BROKEN] gets a non-size HTTP 400; [TOOBIG] gets a 413 whatev
 [OUTAGE] gets an HTTP 500 while the file named by `outage_file` exists, else passes;
 [POLICY] gets the HTTP 400 of a request the provider's safety system rejects.
 With `rate_limited_requests: N` the first N requests get an HTTP 429 (rate limited).
+With `usage: {API: {field: value}}` (API: anthropic, chat, responses, google) a reply
+reports those usage fields in place of its fixed ones (e.g. Anthropic's
+cache_creation_input_tokens), so a run's recorded usage holds every kind of token.
 """
 
 from __future__ import annotations
@@ -169,7 +172,8 @@ class Handler(JsonHandler):
         empty = behaviour == "EMPTY" or (behaviour == "EMPTYONCE" and int(max_tokens or 0) < 1500)
         answered = "PASS" if behaviour in ("EMPTYONCE", "OUTAGE") else behaviour
         text = "" if empty else f"My answer is {answered}."
-        return 200, _completion(api, model, text, length_stop=empty)
+        reply = _completion(api, model, text, length_stop=empty)
+        return 200, with_usage(reply, api, self.config.get("usage"))
 
     # --- outages, rate limits and policy refusals
     def _failure(self, api: str, behaviour: str) -> tuple[int, dict[str, Any]] | None:
@@ -344,6 +348,17 @@ def _completion(api: str, model: str, text: str, length_stop: bool) -> dict[str,
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": model,
     }
+
+
+def with_usage(
+    reply: dict[str, Any], api: str, usage: dict[str, dict[str, Any]] | None
+) -> dict[str, Any]:
+    """The reply with the usage fields the config gives for its API put over its own."""
+    fields = (usage or {}).get(api)
+    if fields:
+        key = "usageMetadata" if api == "google" else "usage"
+        reply[key] = {**reply[key], **fields}
+    return reply
 
 
 def main() -> None:
