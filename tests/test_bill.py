@@ -51,6 +51,11 @@ PRICES = {
 JUDGE_PRICE = {"input": 1.0, "output": 4.0, "input_cache_write": 0.0, "input_cache_read": 0.0}
 
 
+@pytest.fixture(autouse=True)
+def no_price_file_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INSPECT_EVAL_MODEL_COST_CONFIG", raising=False)
+
+
 def _party(tokens: Tokens, **fields: Any) -> Party:
     return Party(
         **{"log": "a.eval", "run": "run", "who": MODEL, "model": OPUS, "tokens": tokens, **fields}
@@ -355,6 +360,30 @@ def test_the_register_shows_each_runs_bill(
     assert f"prices: {OPUS}: prices.json, {JUDGE}: prices.json" in report
     assert f"no price known for {LABELLER}" in report
     del off
+
+
+def test_the_price_file_defaults_to_the_variable_inspect_eval_reads(
+    priced_log: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path, prices = priced_log
+    monkeypatch.setenv("INSPECT_EVAL_MODEL_COST_CONFIG", str(prices))
+    model = _by_who(_cost(capsys, path))[MODEL]
+    assert model["price_source"] == str(prices)
+    assert model["dollars"] == pytest.approx(_expected_model_dollars()[0])
+
+
+def test_the_recorded_cost_alone_leaves_caching_off_not_known_and_says_why(
+    priced_log: tuple[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cost = _cost(capsys, priced_log[0])
+    model = _by_who(cost)[MODEL]
+    assert (model["dollars"], model["price_source"]) == (pytest.approx(0.02), RECORDED)
+    assert model["caching_off"] is None and model["saved"] is None
+    assert f"caching off for {OPUS} needs its prices (--model-cost-config)" in cost["missing"]
 
 
 # ---- on real runs: the bill is Inspect's own recorded cost ------------------------------

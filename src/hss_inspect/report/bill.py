@@ -266,8 +266,19 @@ def bill_summary(bills: Sequence[PartyBill]) -> dict[str, Any]:
             for model, found in models.items()
         ],
         "total": total(bills).as_dict(),
-        "missing": list(dict.fromkeys(b.missing for b in bills if b.missing)),
+        "missing": list(dict.fromkeys(m for b in bills for m in missing_figures(b))),
     }
+
+
+def missing_figures(bill: PartyBill) -> list[str]:
+    """Why a figure of the bill is not known: no price, an unknown batch discount, or (the
+    bill being the cost Inspect recorded) no rates to price caching off at."""
+    if bill.missing:
+        return [bill.missing]
+    if bill.caching_off is None:
+        model = bill.party.model
+        return [f"caching off for {model} needs its prices (--model-cost-config)"]
+    return []
 
 
 def run_names(runs: Sequence[tuple[str, str]]) -> dict[str, str]:
