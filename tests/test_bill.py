@@ -219,6 +219,16 @@ def test_the_model_the_judge_and_the_labeller_each_get_their_own_calls(
     assert parties["labeler"].tokens == Tokens(100, None, None, 10)
 
 
+def test_a_run_that_calls_no_model_has_no_model_party(tmp_path: Path) -> None:
+    """The oracle condition: the model under evaluation is never called, only judges."""
+    path = _usage_log(tmp_path / "a.eval", OPUS)
+    log = read_eval_log(path)
+    assert log.stats is not None
+    log.stats.model_usage[OPUS] = log.stats.role_usage["grader"]
+    write_eval_log(log, path)
+    assert set(_parties(path)) == {"grader", "labeler"}
+
+
 def test_a_model_no_role_accounts_for_is_kept(tmp_path: Path) -> None:
     path = _usage_log(tmp_path / "a.eval")
     log = read_eval_log(path)

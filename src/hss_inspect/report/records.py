@@ -393,7 +393,7 @@ def parties_of(
     own = [
         _model_party(log, path, run, usage, models, samples)
         for model, usage in rest
-        if model == log.eval.model
+        if model == log.eval.model and not usage[0].empty  # the oracle calls no model
     ]
     others = [
         Party(path, run, OTHER, model, tokens, 0, cost)
