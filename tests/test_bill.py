@@ -372,6 +372,16 @@ def test_the_register_shows_each_runs_bill(
     del off
 
 
+def test_a_log_without_usage_says_so_and_has_no_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_log(tmp_path / "bare.eval", [Item("t1", "retrodiction", "image", (Try(True),))])
+    assert main(["report", path]) == 0
+    assert "## What each run cost\n\nThe logs record no model usage." in capsys.readouterr().out
+    cost = _cost(capsys, path)
+    assert (cost["parties"], cost["total"]) == ([], None)
+
+
 def test_the_price_file_defaults_to_the_variable_inspect_eval_reads(
     priced_log: tuple[str, Path],
     monkeypatch: pytest.MonkeyPatch,

@@ -265,7 +265,7 @@ def bill_summary(bills: Sequence[PartyBill]) -> dict[str, Any]:
             {"model": model, "who": sorted({b.party.who for b in found}), **total(found).as_dict()}
             for model, found in models.items()
         ],
-        "total": total(bills).as_dict(),
+        "total": total(bills).as_dict() if bills else None,  # no usage is not $0
         "missing": list(dict.fromkeys(m for b in bills for m in missing_figures(b))),
     }
 
