@@ -74,6 +74,9 @@ class Tokens:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+TOKEN_KINDS = tuple(f.name for f in fields(Tokens))
+
+
 def _reported(a: int | None, b: int | None, sign: int) -> int | None:
     """A sum or difference of two counts of a kind; None when neither was reported. What
     is left at 0 once another party's calls are taken away (a model that judged itself)

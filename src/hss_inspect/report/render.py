@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hss_inspect.core.markdown import table
-from hss_inspect.report.bill import MODEL, ONE_HOUR_WRITE_MULTIPLIER, RECORDED, shared_names
+from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.report.bill import (
+    MODEL,
+    ONE_HOUR_WRITE_MULTIPLIER,
+    RECORDED,
+    TOKEN_KINDS,
+    shared_names,
+)
 from hss_inspect.report.numbers import (
     NOT_REPORTED,
     count,
@@ -222,8 +229,7 @@ BILL_HEADER = (
     "saved",
     "bill / off",
 )
-TOKEN_KINDS = ("fresh_input", "cache_write", "cache_read", "output", "reasoning")
-_WHO = {MODEL: "model under evaluation", "grader": "judge (grader)"}
+_WHO = {MODEL: "model under evaluation", GRADER_ROLE: f"judge ({GRADER_ROLE})"}
 BILL_EXPLAINED = (
     "Tokens as Inspect recorded them: fresh input leaves out the cache's tokens, output "
     "includes reasoning, n/r: the provider reported none. Bill: at the price named below; "
