@@ -28,16 +28,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import read_eval_log, read_eval_log_samples, write_eval_log
+from inspect_ai.log import EvalStats, read_eval_log, read_eval_log_samples, write_eval_log
+from inspect_ai.model import ModelUsage
 
 from hss_inspect.report.records import read_logs
 
 HEAVY = {"messages", "events", "attachments", "store", "events_data", "timelines"}
+MODEL = "anthropic/claude-test"
 
 
 def build_log(path: Path, tasks: int, image_kb: int) -> None:
-    """A log in the HSS shape with one incompressible image attachment per sample."""
-    from tests.support.logs import TAXONOMY, Item, Try, write_log
+    """A log in the HSS shape with one incompressible image attachment per sample, and the
+    usage Inspect records per sample and in the stats (by model and by role) with a cache
+    plan's record, as the report's bill reads them."""
+    from tests.support.logs import JUDGE, TAXONOMY, Item, Try, write_log
 
     labels = list(TAXONOMY)
     items = [
@@ -49,12 +53,26 @@ def build_log(path: Path, tasks: int, image_kb: int) -> None:
         )
         for i in range(tasks)
     ]
-    write_log(path, items)
+    write_log(path, items, model=MODEL)
     log = read_eval_log(str(path))
+    answer = ModelUsage(input_tokens=300, input_tokens_cache_write=220_000, output_tokens=900)
+    judging = ModelUsage(input_tokens=4_000, output_tokens=700, reasoning_tokens=500)
     for sample in log.samples or []:
         image = base64.b64encode(os.urandom(image_kb * 1024)).decode()
         sample.attachments = {"frame": f"data:image/jpeg;base64,{image}"}
+        sample.model_usage = {MODEL: answer, JUDGE: judging}
+        sample.role_usage = {"grader": judging}
+        sample.metadata["cache_plan"] = {"strategy": "plan", "write_ttl": "1h"}
+    count = len(log.samples or [])
+    log.stats = EvalStats(
+        model_usage={MODEL: _times(answer, count), JUDGE: _times(judging, count)},
+        role_usage={"grader": _times(judging, count)},
+    )
     write_eval_log(log, str(path))
+
+
+def _times(usage: ModelUsage, count: int) -> ModelUsage:
+    return sum([usage] * count, ModelUsage())
 
 
 def pass_at_1_from_samples(samples: Any) -> float:
@@ -86,6 +104,15 @@ def readers(path: str) -> dict[str, Callable[[], float]]:
     }
 
 
+def check_bill(path: str, attempts: int) -> None:
+    """The reader timed gets the bill's inputs too: every cache write at 1 hour, as each
+    sample's cache plan recorded, and the judge's calls apart."""
+    (info,), _ = read_logs([path])
+    model, judge = info.parties
+    if model.written_1h != 220_000 * attempts or judge.tokens.fresh_input != 4_000 * attempts:
+        raise AssertionError(f"the bill's usage was not read: {info.parties}")
+
+
 def measure(path: str, repeats: int) -> dict[str, Any]:
     times: dict[str, list[float]] = {}
     results: dict[str, float] = {}
@@ -115,6 +142,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "table1.eval"
         build_log(path, args.tasks, args.image_kb)
+        check_bill(str(path), 3 * args.tasks)
         row = {"tasks": args.tasks, "attempts": 3 * args.tasks, **measure(str(path), args.repeats)}
     print(json.dumps(row, indent=2))
     if args.json:

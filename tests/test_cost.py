@@ -28,12 +28,14 @@ from hss_inspect.providers.prices import (
 )
 from hss_inspect.report.paper import table1_row
 from hss_inspect.scripted import FIXED_ANSWER
+from tests.support.runs import priced_scripted_run
 
 ASTRA, OPUS = "openai/gpt-6-astra", "anthropic/claude-opus-5"
 PRICES = {
     ASTRA: {"input": 2.5, "output": 15.0, "input_cache_write": 0.0, "input_cache_read": 0.25},
     OPUS: {"input": 5.0, "output": 25.0, "input_cache_write": 6.25, "input_cache_read": 0.5},
 }
+SCRIPTED_PRICE = {"input": 1.5, "output": 7.0, "input_cache_write": 0.0, "input_cache_read": 0.0}
 
 
 def _estimate(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
@@ -79,23 +81,9 @@ def test_dollars_are_tokens_times_the_price_per_million() -> None:
 def test_the_arithmetic_is_inspects_own_on_a_priced_run(tmp_path: Path) -> None:
     """A demo run with a price registered in Inspect: the cost Inspect records for each
     role is the estimate's dollars() of the tokens Inspect counted."""
-    script = """
-import json, sys
-from inspect_ai import eval
-from inspect_ai.model import ModelCost, ModelInfo, set_model_info
-from hss_inspect.task import hss_demo
-set_model_info("hss/scripted", ModelInfo(cost=ModelCost(input=1.5, output=7.0,
-    input_cache_write=0, input_cache_read=0)))
-(log,) = eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"},
-    epochs=1, log_dir=sys.argv[1], display="none")
-usage = {role: u.model_dump() for role, u in log.stats.role_usage.items()}
-print(json.dumps(usage))
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    usage = json.loads(done.stdout.strip().splitlines()[-1])
+    log = priced_scripted_run(tmp_path, SCRIPTED_PRICE)
+    assert log.stats is not None
+    usage = {role: u.model_dump() for role, u in log.stats.role_usage.items()}
     assert usage["grader"]["input_tokens"] > 0
     for role in usage.values():
         spent = dollars(role["input_tokens"], 1.5) + dollars(role["output_tokens"], 7.0)

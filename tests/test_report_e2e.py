@@ -110,7 +110,10 @@ def test_html_report_reads_in_chromium(sweep_logs: list[EvalLog], tmp_path: Path
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(page_file.as_uri())
         page.get_by_text("Leaderboard (pass@1, %)").wait_for(timeout=30_000)
-        assert page.locator("table").count() == 2
+        page.get_by_text("What each run cost").wait_for(timeout=30_000)
+        # the leaderboard, the subdomains, what each run cost and each model over all runs
+        assert page.locator("table").count() == 4
+        assert page.locator("table").nth(3).locator("tbody tr").count() == 2  # model, judge
         assert page.locator("table").first.locator("tbody tr").count() == len(sweep_logs)
         images = page.locator("figure img")
         assert images.count() == 2

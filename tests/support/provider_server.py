@@ -21,6 +21,9 @@ max_tokens < 1500; [BROKEN] gets a non-size HTTP 400; [TOOBIG] gets a 413 whatev
 [OUTAGE] gets an HTTP 500 while the file named by `outage_file` exists, else passes;
 [POLICY] gets the HTTP 400 of a request the provider's safety system rejects.
 With `rate_limited_requests: N` the first N requests get an HTTP 429 (rate limited).
+With `usage: {API: {field: value}}` (API: anthropic, chat, responses, google) a reply
+reports those usage fields in place of its fixed ones (e.g. Anthropic's
+cache_creation_input_tokens), so a run's recorded usage holds every kind of token.
 """
 
 from __future__ import annotations
@@ -188,8 +191,10 @@ class Handler(BatchEndpoints, JsonHandler):
         if self.config.get("latency_seconds"):
             time.sleep(float(self.config["latency_seconds"]))  # scaled under faketime
         if behaviour == "AGENT" and body.get("tools"):
-            return 200, _agent_step(api, model, body, usage)
-        return 200, _completion(api, model, text, length_stop=empty, usage=usage)
+            reply = _agent_step(api, model, body, usage)
+        else:
+            reply = _completion(api, model, text, length_stop=empty, usage=usage)
+        return 200, with_usage(reply, api, self.config.get("usage"))
 
     def _usage(
         self, api: str, body: dict[str, Any], question: str, images: int
@@ -474,6 +479,17 @@ def _completion(
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": model,
     }
+
+
+def with_usage(
+    reply: dict[str, Any], api: str, usage: dict[str, dict[str, Any]] | None
+) -> dict[str, Any]:
+    """The reply with the usage fields the config gives for its API put over its own."""
+    fields = (usage or {}).get(api)
+    if fields:
+        key = "usageMetadata" if api == "google" else "usage"
+        reply[key] = {**reply[key], **fields}
+    return reply
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,3 +75,26 @@ def _run_logged(
     written = sorted(set(log_dir.glob("*.eval")) - before)
     assert written, f"no log written\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     return read_eval_log(str(written[-1])), done
+
+
+_PRICED_RUN = """
+import json, sys
+from inspect_ai import eval
+from inspect_ai.model import ModelCost, ModelInfo, set_model_info
+from hss_inspect.task import hss_demo
+set_model_info("hss/scripted", ModelInfo(cost=ModelCost(**json.loads(sys.argv[2]))))
+(log,) = eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"},
+    epochs=1, log_dir=sys.argv[1], display="none")
+print(log.location)
+"""
+
+
+def priced_scripted_run(log_dir: Path, price: dict[str, float]) -> EvalLog:
+    """The demo set, one epoch, with `hss/scripted` answering and judging at `price` (the
+    four ModelCost fields) registered in Inspect, so Inspect records the cost of each call.
+    In a child process, so the price stays out of the tests' own; `set_model_info`, as
+    `--model-cost-config` refuses a model Inspect's database does not know."""
+    command = [sys.executable, "-c", _PRICED_RUN, str(log_dir), json.dumps(price)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return read_eval_log(done.stdout.strip().splitlines()[-1])

@@ -5,7 +5,9 @@ database), applied to the run's estimated input tokens (the arithmetic is
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
 import statistics
 import sys
 from collections.abc import Mapping, Sequence
@@ -73,6 +75,19 @@ class Pricing:
 
 
 DATABASE = "Inspect's model database"
+
+
+def add_cost_config_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--model-cost-config FILE`, in Inspect's format and with its default (the variable
+    `inspect eval` reads); `what` the prices are for."""
+    parser.add_argument(
+        "--model-cost-config",
+        metavar="FILE",
+        default=os.environ.get("INSPECT_EVAL_MODEL_COST_CONFIG"),
+        help=f"prices for {what}, as given to inspect eval --model-cost-config (YAML or JSON: "
+        "model: {input, output, input_cache_write, input_cache_read} in $ per million "
+        "tokens); default: $INSPECT_EVAL_MODEL_COST_CONFIG",
+    )
 
 
 def load_cost_config(path: str | None) -> dict[str, Price]:

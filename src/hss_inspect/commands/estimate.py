@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -269,14 +268,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
         "the context window",
     )
-    parser.add_argument(
-        "--model-cost-config",
-        metavar="FILE",
-        default=os.environ.get("INSPECT_EVAL_MODEL_COST_CONFIG"),
-        help="prices as given to inspect eval --model-cost-config (YAML or JSON: model: "
-        "{input, output, input_cache_write, input_cache_read} in $ per million tokens); "
-        "default: $INSPECT_EVAL_MODEL_COST_CONFIG",
-    )
+    cost.add_cost_config_argument(parser, "the model and the judge")
     parser.add_argument(
         "--grader",
         metavar="MODEL",

@@ -1,19 +1,23 @@
 """`hss-inspect report` (also `--format register`, the register's Evaluation Report),
-`agreement`, `compare` and `failures`: read logs, compute, render."""
+`agreement`, `compare` and `failures`: read logs, compute, render. The report's bill
+finds each model's price as the estimate does (`commands.cost`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hss_inspect.audit.report import is_audit_log, render_audit
+from hss_inspect.commands.cost import add_cost_config_argument, inspect_pricing, load_cost_config
 from hss_inspect.core.errors import InputError
 from hss_inspect.grading.causes import taxonomy
+from hss_inspect.providers.prices import priced_by_name
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
+from hss_inspect.report.bill import PartyBill, bill_summary, party_bill
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
@@ -22,6 +26,7 @@ from hss_inspect.report.records import LogError, LogInfo, find_logs, read_logs
 from hss_inspect.report.register import register_markdown, results
 from hss_inspect.report.render import (
     agreement_markdown,
+    bill_csv,
     clean_nan,
     compare_markdown,
     csv_report,
@@ -64,6 +69,11 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
         help="register: compare the logs of MODEL with the paper's NAME (Table 5), e.g. a "
         "proxy's name for one of the paper's models (repeatable)",
     )
+    add_cost_config_argument(
+        report,
+        "what each run cost (a model it lacks: the cost Inspect recorded, else Inspect's "
+        "model database)",
+    )
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
@@ -95,23 +105,25 @@ def report_command(args: argparse.Namespace) -> int:
     runs = runs_of(records)
     if args.sweep:
         return _sweep(args, runs)
+    cost = bill_summary(run_bills(infos, args.model_cost_config))
     if args.format == REGISTER:
-        return _register(args, infos, runs)
+        return _register(args, infos, runs, cost)
     rows = [clean_nan(leaderboard_row(run)) for run in runs]
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
     difficulty = item_difficulty(primary_runs(runs))
     outputs: dict[str, Callable[[], str]] = {
-        "md": lambda: markdown_report(shown, rows, difficulty),
+        "md": lambda: markdown_report(shown, rows, difficulty, cost),
         "csv": lambda: csv_report(shown),
         "json": lambda: json_report(
             {
                 "rows": rows,
                 "difficulty": difficulty.as_dict(),
+                "cost": cost,
                 **({"paper": [vars(p) for p in paper]} if paper else {}),
             }
         ),
-        "html": lambda: html_report(shown, rows, difficulty, figures),
+        "html": lambda: html_report(shown, rows, difficulty, figures, cost=cost),
     }
     needs_figures = args.out is not None or args.format == "html"
     figures = (
@@ -124,6 +136,7 @@ def report_command(args: argparse.Namespace) -> int:
         for fmt in FORMATS:
             (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
         (args.out / "subdomains.csv").write_text(subdomain_csv(rows), encoding="utf-8")
+        (args.out / "cost.csv").write_text(bill_csv(cost), encoding="utf-8")
         written = "the report and its plots" if figures else "the report (no plots)"
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
@@ -139,9 +152,35 @@ def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
         return None
 
 
-def _register(args: argparse.Namespace, infos: list[LogInfo], runs: list[Run]) -> int:
+def run_bills(infos: Sequence[LogInfo], cost_config: str | None) -> list[PartyBill]:
+    """Each run's calls priced: the price file's entry for the model, else the cost Inspect
+    recorded, else Inspect's model database (found as `hss-inspect estimate` finds it)."""
+    prices = load_cost_config(cost_config)
+    database: dict[str, Any] = {}
+    bills = []
+    for party in (party for info in infos for party in info.parties):
+        file_price = priced_by_name(prices, party.model)
+        if file_price is None and party.model not in database:
+            database[party.model] = inspect_pricing(party.model, {}).price
+        discount = batch_discount(party.model) if party.batched else None
+        bills.append(party_bill(party, file_price, database.get(party.model), discount))
+    return bills
+
+
+def batch_discount(model: str) -> float | None:
+    """The price multiplier of `model`'s batch API; None: not known, so a batched run's
+    bill is not known either (Inspect's recorded cost has no batch discount)."""
+    from hss_inspect.providers.batching import batch_rules_for
+
+    return batch_rules_for(model).price_multiplier
+
+
+def _register(
+    args: argparse.Namespace, infos: list[LogInfo], runs: list[Run], cost: dict[str, Any]
+) -> int:
     rows = [clean_nan(leaderboard_row(run)) for run in primary_runs(runs)]
-    text = register_markdown(results(infos, rows, _pairs(args.paper_model, "--paper-model")))
+    paper = _pairs(args.paper_model, "--paper-model")
+    text = register_markdown(results(infos, rows, paper), cost)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "evaluation_report.md").write_text(text, encoding="utf-8")

@@ -29,7 +29,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import TaskState
 
-from hss_inspect.core.settings import CachePlan
+from hss_inspect.core.settings import CACHE_PLAN_RECORD, CachePlan
 from hss_inspect.providers.caching import (
     CacheDecision,
     CacheRules,
@@ -45,7 +45,7 @@ from hss_inspect.providers.caching import (
 from hss_inspect.providers.context import generate_config_of
 from hss_inspect.providers.prices import text_tokens
 
-RECORD_KEY = "cache_plan"
+RECORD_KEY = CACHE_PLAN_RECORD
 
 
 # ---- the run's pace, as the hook reports it ---------------------------------------------

@@ -25,6 +25,8 @@ DEFAULT_MODEL_ERRORS: ModelErrors = "fail"
 CachePlan = Literal["plan", "inspect", "off"]
 CACHE_PLANS: tuple[str, ...] = ("plan", "inspect", "off")
 DEFAULT_CACHE_PLAN: CachePlan = "plan"
+# the sample metadata key of a sample's cache plan record, next to `sent_media`
+CACHE_PLAN_RECORD = "cache_plan"
 # Inspect's stop reason for an answer the provider's policy filter refused.
 POLICY_STOP = "content_filter"
 

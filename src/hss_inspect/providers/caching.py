@@ -104,6 +104,16 @@ def _rules(entry: dict[str, Any], model_name: str) -> CacheRules:
     )
 
 
+def write_rate(rules: CacheRules, ttl: str) -> float:
+    """The price of a write at `ttl` against a price file's `input_cache_write`, which holds
+    the rate of the provider's first (default) TTL, as Inspect's ModelCost keeps it:
+    Anthropic's 1-hour write is 2.0 / 1.25 of the 5-minute rate, as Inspect bills it."""
+    found = rules.ttl(ttl)
+    if found is None or not rules.ttls:
+        return 1.0
+    return found.write / rules.ttls[0].write
+
+
 def offered_ttls(rules: CacheRules, model_name: str, pinned: str | None = None) -> list[Ttl]:
     """The TTLs the plan may choose for this model: a TTL the user pinned (Anthropic's
     `-M cache_ttl`) is the only one; 24-hour retention only on the models that offer it."""

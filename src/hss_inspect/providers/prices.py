@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -100,10 +100,14 @@ class Charge:
 
 
 def total_dollars(charges: Sequence[Charge]) -> float | None:
-    """The sum, or None when any charge has no dollar figure (a partial sum would read as
-    the whole)."""
-    amounts = [c.dollars for c in charges]
-    return None if any(a is None for a in amounts) else sum(a or 0.0 for a in amounts)
+    return sum_or_none(c.dollars for c in charges)
+
+
+def sum_or_none(amounts: Iterable[float | None]) -> float | None:
+    """The sum, or None when any amount is not known (a partial sum would read as the
+    whole)."""
+    found = list(amounts)
+    return None if any(a is None for a in found) else sum(a or 0.0 for a in found)
 
 
 def dollars_text(amount: float) -> str:

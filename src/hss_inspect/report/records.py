@@ -8,6 +8,9 @@ touches Inspect.
 
 Rubric scorers are recognised by their value (a dict with a `pass` key), not by name,
 so scorers added beside the judge (failure-cause labels, audits) are skipped here.
+
+A log's header also gets who made its calls and what each used (`bill.Party`), for the
+report of what each run cost.
 """
 
 from __future__ import annotations
@@ -30,11 +33,22 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries,
     read_eval_log_samples,
 )
+from inspect_ai.model import ModelConfig, ModelUsage
 from inspect_ai.scorer import Score
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.core.settings import CACHE_PLAN_RECORD
 from hss_inspect.core.values import finite_number
+from hss_inspect.report.bill import (
+    MODEL,
+    OTHER,
+    Party,
+    Tokens,
+    Ttl,
+    write_ttl,
+    written_at_1h,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +86,6 @@ class Invocation:
     dataset: str | None  # the dataset asked for (-T dataset)
     tasks: int  # tasks selected
     total_tokens: int | None
-    total_cost: float | None  # None unless Inspect priced every call
     judge_prompt_sha256: str | None
 
 
@@ -91,6 +104,7 @@ class LogInfo:
     dataset_revision: str | None = None
     judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
     invocation: Invocation | None = None
+    parties: tuple[Party, ...] = ()  # who made the run's calls, with their tokens
 
 
 @dataclass(frozen=True)
@@ -241,7 +255,10 @@ def read_scored_samples(path: str) -> list[ScoredSample]:
 
 
 def summary_lacks_details(summary: EvalSampleSummary) -> bool:
-    if not isinstance((summary.metadata or {}).get("agent", {}), dict):
+    metadata = summary.metadata or {}
+    if not isinstance(metadata.get("agent", {}), dict):
+        return True
+    if not isinstance(metadata.get(CACHE_PLAN, {}), dict | None):
         return True
     for score in (summary.scores or {}).values():
         meta = score.metadata or {}
@@ -270,11 +287,13 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
     metadata = spec.metadata or {}
     frames = (metadata.get("hss_media_settings") or {}).get("frames") or {}
     max_frames = frames.get("max_frames")
+    condition = str(metadata.get("hss_condition", "standard"))
+    effort = reasoning_effort_of(log)
     return LogInfo(
         log=path,
         model=spec.model,
-        condition=str(metadata.get("hss_condition", "standard")),
-        reasoning_effort=reasoning_effort_of(log),
+        condition=condition,
+        reasoning_effort=effort,
         max_frames=None if max_frames is None else int(max_frames),
         task=spec.task,
         status=log.status,
@@ -282,7 +301,14 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         dataset_revision=metadata.get("hss_dataset_revision"),
         judges=judges_of(samples, default=_grader_of(log)),
         invocation=invocation_of(log),
+        parties=parties_of(log, path, run_label(spec.model, effort, condition), samples),
     )
+
+
+def run_label(model: str, effort: str | None, condition: str) -> str:
+    """A run as the report names it: `model (effort) [condition]`."""
+    shown = f"{model} ({effort})" if effort else model
+    return shown if condition == "standard" else f"{shown} [{condition}]"
 
 
 # Eval options the command line can set, beyond the generate options.
@@ -302,7 +328,6 @@ def invocation_of(log: EvalLog) -> Invocation:
     spec, metadata = log.eval, log.eval.metadata or {}
     plan = log.plan.config.model_dump(exclude_none=True) if log.plan else {}
     usage = list(log.stats.model_usage.values()) if log.stats else []
-    costs = [u.total_cost for u in usage]
     return Invocation(
         task=spec.task_registry_name or spec.task,
         task_version=str(spec.task_version),
@@ -318,7 +343,6 @@ def invocation_of(log: EvalLog) -> Invocation:
         dataset=(metadata.get("hss_dataset_requested") or {}).get("dataset"),
         tasks=spec.dataset.samples or 0,
         total_tokens=sum(u.total_tokens for u in usage) if usage else None,
-        total_cost=None if not costs or None in costs else sum(c or 0.0 for c in costs),
         judge_prompt_sha256=metadata.get("hss_judge_prompt_sha256"),
     )
 
@@ -339,6 +363,128 @@ def _eval_options(config: Any) -> dict[str, Any]:
     if isinstance(found["sample_id"], list | tuple):
         found["sample_id"] = ",".join(str(i) for i in found["sample_id"])
     return {name: value for name, value in found.items() if value is not None}
+
+
+# ---- who made the calls, and what they used --------------------------------------------
+
+# a sample's record of its cache plan (strategy, write_ttl: conditions/cache_plan.py)
+CACHE_PLAN = CACHE_PLAN_RECORD
+Usage = tuple[Tokens, float | None]  # tokens and Inspect's recorded cost
+
+
+def parties_of(
+    log: EvalLog, path: str, run: str, samples: Sequence[ScoredSample] = ()
+) -> tuple[Party, ...]:
+    """The model under evaluation and each role, with the tokens Inspect recorded for
+    them (the log's usage by model and by role); the model's calls are its usage less that
+    of the roles bound to the same model. A role bound to several models cannot be split
+    from them: its calls stay with each model's, as OTHER where that is not the model under
+    evaluation."""
+    if log.stats is None:
+        return ()
+    by_role = log.stats.role_usage
+    configs = {role: _configs(config) for role, config in (log.eval.model_roles or {}).items()}
+    bound = {role: found[0] for role, found in configs.items() if len(found) == 1}
+    models = {role: config.model for role, config in bound.items()}
+    roles = [
+        _role_party(path, run, role, bound[role], usage)
+        for role, usage in by_role.items()
+        if role in bound
+    ]
+    rest = _without_roles(log.stats.model_usage, by_role, models)
+    own = [
+        _model_party(log, path, run, usage, models, samples)
+        for model, usage in rest
+        if model == log.eval.model and not usage[0].empty  # the oracle calls no model
+    ]
+    others = [
+        Party(path, run, OTHER, model, tokens, 0, cost)
+        for model, (tokens, cost) in rest
+        if model != log.eval.model and not tokens.empty
+    ]
+    return (*own, *roles, *others)
+
+
+def _model_party(
+    log: EvalLog,
+    path: str,
+    run: str,
+    usage: Usage,
+    models: dict[str, str],
+    samples: Sequence[ScoredSample],
+) -> Party:
+    """The model under evaluation's calls; its cache writes at the TTL of each sample's
+    record, else of its `-M cache_ttl`."""
+    model, (tokens, cost) = log.eval.model, usage
+    ttl = write_ttl(None, (log.eval.model_args or {}).get("cache_ttl"))
+    writes = _sample_writes(model, ttl, models, samples)
+    written_1h = written_at_1h(tokens.cache_write or 0, ttl, writes)
+    return Party(path, run, MODEL, model, tokens, written_1h, cost, _batched(log))
+
+
+def _role_party(path: str, run: str, role: str, config: ModelConfig, usage: ModelUsage) -> Party:
+    """A role's calls; its cache writes at the TTL of its model's `cache_ttl`."""
+    tokens, cost = _tokens_of(usage)
+    ttl = write_ttl(None, (config.args or {}).get("cache_ttl"))
+    written_1h = written_at_1h(tokens.cache_write or 0, ttl, ())
+    batched = bool(config.config.batch)  # a role's calls batch by its own options only
+    return Party(path, run, role, config.model, tokens, written_1h, cost, batched)
+
+
+def _configs(config: ModelConfig | list[ModelConfig]) -> list[ModelConfig]:
+    """A role's model configs, one each distinct model."""
+    found = config if isinstance(config, list) else [config]
+    return list({c.model: c for c in found}.values())
+
+
+def _tokens_of(usage: ModelUsage) -> Usage:
+    tokens = Tokens(
+        fresh_input=usage.input_tokens,
+        cache_write=usage.input_tokens_cache_write,
+        cache_read=usage.input_tokens_cache_read,
+        output=usage.output_tokens,
+        reasoning=usage.reasoning_tokens,
+    )
+    return tokens, usage.total_cost
+
+
+def _without_roles(
+    by_model: dict[str, ModelUsage], by_role: dict[str, ModelUsage], bound: dict[str, str]
+) -> list[tuple[str, Usage]]:
+    """Each model's usage less that of the roles bound to it."""
+    found = []
+    for model, usage in by_model.items():
+        tokens, cost = _tokens_of(usage)
+        for role, role_model in bound.items():
+            if role_model == model and role in by_role:
+                role_tokens, role_cost = _tokens_of(by_role[role])
+                tokens -= role_tokens
+                cost = None if cost is None else cost - (role_cost or 0.0)
+        found.append((model, (tokens, cost)))
+    return found
+
+
+def _sample_writes(
+    model: str, model_ttl: Ttl, models: dict[str, str], samples: Sequence[ScoredSample]
+) -> Iterator[tuple[Ttl, int]]:
+    """The TTL and the model's cache writes (less its roles') of each sample that recorded
+    its cache plan."""
+    roles = [role for role, bound in models.items() if bound == model]
+    for sample in samples:
+        record = (sample.metadata or {}).get(CACHE_PLAN)
+        usage = (sample.model_usage or {}).get(model)
+        if record is None or usage is None:
+            continue
+        by_role = sample.role_usage or {}
+        judged = sum(by_role[r].input_tokens_cache_write or 0 for r in roles if r in by_role)
+        yield write_ttl(record, model_ttl), (usage.input_tokens_cache_write or 0) - judged
+
+
+def _batched(log: EvalLog) -> bool:
+    """Whether the model under evaluation ran in batch mode: the eval's generate options
+    (the task's config with the command's) over the model's own, as Inspect merges them."""
+    planned = log.plan.config.batch if log.plan else None
+    return bool(log.eval.model_generate_config.batch if planned is None else planned)
 
 
 def reasoning_effort_of(log: EvalLog) -> str | None:

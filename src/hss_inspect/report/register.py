@@ -19,7 +19,8 @@ from typing import Any
 
 from hss_inspect.core.command_line import inspect_eval_command, survives_cli
 from hss_inspect.core.markdown import table
-from hss_inspect.report.numbers import MISSING, points, signed_points
+from hss_inspect.report.bill import shared_names
+from hss_inspect.report.numbers import MISSING, money, points, signed_points, times
 from hss_inspect.report.paper import (
     PublishedRow,
     deployment,
@@ -108,7 +109,8 @@ def paper_row(info: LogInfo, name: str) -> tuple[PublishedRow | None, str | None
 # ---- the section ----------------------------------------------------------------------
 
 
-def register_markdown(found: Sequence[Result]) -> str:
+def register_markdown(found: Sequence[Result], cost: Mapping[str, Any] | None = None) -> str:
+    """The section; `cost` is `bill.bill_summary` of the runs' calls (None: left out)."""
     parts = [
         "## Evaluation Report",
         f"Made by `hss-inspect report --format register` from {len(found)} run(s) in the "
@@ -124,8 +126,52 @@ def register_markdown(found: Sequence[Result]) -> str:
         "### Reproducibility Information",
         "\n".join(reproducibility(found)),
         "```bash\n" + "\n".join(dict.fromkeys(command(r.info) for r in found)) + "\n```",
+        *([] if cost is None else cost_lines(cost, [r.info.log for r in found])),
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def cost_lines(cost: Mapping[str, Any], logs: Sequence[str]) -> list[str]:
+    """What each run cost: the model's calls, the judge's, other roles' (the failure-cause
+    labeller's), the total, and what caching off would have cost; where the prices came
+    from, and which are missing."""
+    runs = [run for run in cost["runs"] if run["log"] in logs]
+    if not runs:
+        return ["Cost: the logs record no model usage."]
+    header = ("Run", "Model", "Judge", "Other roles", "Total", "Caching off", "Bill / off")
+    body = [
+        [
+            run["name"],
+            _part(run["model"]),
+            _part(run["judge"]),
+            _part(run["others"]),
+            money(run["dollars"]),
+            money(run["caching_off"]),
+            times(run["ratio"]),
+        ]
+        for run in runs
+    ]
+    parties = [p for p in cost["parties"] if p["log"] in logs]
+    shared = shared_names(runs)
+    notes = [f"runs: {', '.join(shared)}"] if shared else []
+    sources = [f"{p['model']}: {_source(p['price_source'])}" for p in parties if p["price_source"]]
+    notes += [f"prices: {', '.join(dict.fromkeys(sources))}"] if sources else []
+    notes += [m for m in dict.fromkeys(p["missing"] for p in parties) if m]
+    return [
+        "What these runs cost, in dollars, from the tokens Inspect recorded (caching off: "
+        "every input token at the plain input price):",
+        table(header, body),
+        *([f"_{'; '.join(notes)}._"] if notes else []),
+    ]
+
+
+def _source(source: str) -> str:
+    """A price file by its name (the section is pasted elsewhere), other sources as said."""
+    return Path(source).name
+
+
+def _part(part: Mapping[str, Any] | None) -> str:
+    return "no calls" if part is None else money(part["dollars"])
 
 
 def implementation_details(found: Sequence[Result]) -> list[str]:
@@ -329,11 +375,7 @@ def _tokens(runs: Sequence[Invocation]) -> str:
     counts = [r.total_tokens for r in runs]
     if not runs or None in counts:
         return MISSING
-    text = f"{sum(c or 0 for c in counts):,} (models and judge)"
-    costs = [r.total_cost for r in runs]
-    if None not in costs:
-        text += f"; cost ${sum(c or 0.0 for c in costs):,.2f} as Inspect priced the calls"
-    return text
+    return f"{sum(c or 0 for c in counts):,} (models and judge)"
 
 
 def command(info: LogInfo) -> str:
