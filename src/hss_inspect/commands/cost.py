@@ -30,6 +30,7 @@ from hss_inspect.providers.caching import (
     next_attempt_gap,
     offered_ttls,
     planned_attempts,
+    write_rate,
 )
 from hss_inspect.providers.context import info_name
 from hss_inspect.providers.prices import (
@@ -406,8 +407,7 @@ def _row(
     multiplier: float,
     judge: float | None,
 ) -> dict[str, Any]:
-    base_write = rules.ttls[0].write if rules.ttls else 1.0
-    rates = {t.name: t.write / base_write for t in rules.ttls}
+    rates = {t.name: write_rate(rules, t.name) for t in rules.ttls}
     row: dict[str, Any] = {
         "strategy": name,
         "fresh": split.fresh,
