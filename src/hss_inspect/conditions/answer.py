@@ -11,6 +11,8 @@
   the sample by default (`model_errors=fail`), so `inspect eval-retry` can run it again;
   `model_errors=omit` leaves the attempt out instead (recorded, counted as `model_error`),
   for good. Any other exception is a bug and fails the sample with its traceback.
+- In batch mode on Gemini the images go by Files API reference, as clips do: Inspect's
+  batcher for it cannot write an inline image (`messages_to_send`, docs/batch.md).
 """
 
 from __future__ import annotations
@@ -389,7 +391,7 @@ def messages_to_send(state: TaskState) -> list[ChatMessage]:
     inline image (Gemini's), copies whose images are documents of the same bytes and MIME
     type. Inspect's google provider uploads a document through the Files API and sends its
     reference, so the model gets the same images while the sample keeps its own messages
-    (the log shows them as sent). Recorded in `sent_media` as `image_transport`."""
+    (its log shows them as images). Recorded in `sent_media` as `image_transport`."""
     model = get_model()
     if not images_as_files(str(model), batch_mode(model)):
         return state.messages
