@@ -7,11 +7,22 @@ from typing import Any
 
 import pytest
 import yaml
+from inspect_ai.model import BatchConfig
+
+# Inspect's own reading of `batch` (what its providers test), the oracle for ours
+from inspect_ai.model._generate_config import normalized_batch_config
 
 from hss_inspect import versioning
 from hss_inspect.core.config import data_dir
 from hss_inspect.providers import batching
-from hss_inspect.providers.batching import NO_BATCH, BatchRules, batch_rules_for
+from hss_inspect.providers.batching import (
+    NO_BATCH,
+    BatchRules,
+    batch_refusal,
+    batch_rules_for,
+    batching_requested,
+    images_as_files,
+)
 
 NUMBERS = (
     "price_multiplier",
@@ -36,6 +47,7 @@ def test_every_entry_is_read_as_written() -> None:
         for key in NUMBERS:
             assert getattr(rules, key) == entry.get(key), (rules.name, key)
         assert list(rules.docs) == entry["docs"] and rules.docs
+        assert rules.inline_images is entry.get("inline_images", True), rules.name
 
 
 def test_each_number_cites_where_it_comes_from() -> None:
@@ -104,3 +116,47 @@ def test_batch_rules_change_no_fingerprint(monkeypatch: pytest.MonkeyPatch) -> N
         )
     finally:
         batching.all_batch_rules.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("batch", "on"),
+    [(None, False), (False, False), (0, False), (True, True), (100, True), (BatchConfig(), True)],
+)
+def test_batch_mode_is_on_as_inspect_reads_the_batch_setting(batch: Any, on: bool) -> None:
+    assert batching_requested(batch) is on
+    assert batching_requested(batch) is (normalized_batch_config(batch) is not None)
+
+
+def test_only_geminis_images_go_by_file_and_only_in_batch_mode() -> None:
+    """Inspect's Gemini batcher cannot write an inline image (tests/test_batch.py pins it)."""
+    assert images_as_files("google/gemini-3.8-flash", batching=True)
+    assert not images_as_files("google/gemini-3.8-flash", batching=False)
+    for model in ("anthropic/claude-opus-5", "openai/gpt-6-astra", "vllm/Qwen/Qwen2.5-VL-7B"):
+        assert not images_as_files(model, batching=True)
+
+
+@pytest.mark.parametrize(
+    ("model", "condition", "refused"),
+    [
+        ("google/gemini-3.8-flash", "agentic", "the agentic tools return frames and crops"),
+        ("google/gemini-3.8-flash", "standard", None),
+        ("google/gemini-3.8-flash", "blind", None),
+        ("anthropic/claude-opus-5", "agentic", None),
+        ("openai/gpt-6-astra", "agentic", None),
+        ("vllm/Qwen/Qwen2.5-VL-7B", "standard", None),  # no entry: left to Inspect
+        ("google/vertex/gemini-3.8-flash", "standard", "Inspect cannot batch this provider"),
+        ("google/vertex/gemini-3.8-flash", "blind", "Inspect cannot batch this provider"),
+        ("anthropic/bedrock/claude-opus-5", "standard", "Inspect cannot batch this provider"),
+        ("anthropic/vertex/claude-opus-5", "standard", "Inspect cannot batch this provider"),
+    ],
+)
+def test_a_batched_run_inspect_would_end_midway_is_refused(
+    model: str, condition: str, refused: str | None
+) -> None:
+    refusal = batch_refusal(model, condition, batching=True)
+    if refused is None:
+        assert refusal is None
+    else:
+        assert refusal is not None and refusal.startswith(f"{model} with --batch: ")
+        assert refused in refusal and "without --batch" in refusal
+    assert batch_refusal(model, condition, batching=False) is None

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
-from inspect_ai.model import get_model
+from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Solver
 
@@ -36,6 +36,8 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
+from hss_inspect.providers.batching import batch_refusal
+from hss_inspect.providers.context import batch_mode
 from hss_inspect.providers.limits import (
     applied_limits,
     clamp_warnings,
@@ -143,6 +145,7 @@ def hss(
     media_settings = opt.media_settings(o)
     agent = agent_settings_of(o)
     provider_limits = check_model_limits(media_settings, o["condition"])
+    check_batch_mode(o["condition"])
     release = open_release(o["dataset"], o["revision"])
     rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
     return Task(
@@ -301,12 +304,28 @@ def conditioned_solver(
     ]
 
 
-def model_under_evaluation() -> str | None:
+def active_model() -> Model | None:
     """The model Inspect is creating this task for (None outside an eval)."""
     try:
-        return str(get_model())
+        return get_model()
     except Exception:  # no active model: the task was built outside `inspect eval`
         return None
+
+
+def model_under_evaluation() -> str | None:
+    model = active_model()
+    return None if model is None else str(model)
+
+
+def check_batch_mode(condition: str) -> None:
+    """Refuse, before any model is called, a batched run that Inspect's batcher would end
+    midway (docs/batch.md)."""
+    model = active_model()
+    if model is None:
+        return
+    refusal = batch_refusal(str(model), condition, batch_mode(model))
+    if refusal is not None:
+        raise SetupError(refusal)
 
 
 def check_token_rules(path: str | None) -> None:

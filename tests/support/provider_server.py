@@ -5,7 +5,8 @@ Run as `python provider_server.py CONFIG_JSON PORT_FILE LOG_FILE`. One server sp
   OpenAI Chat Completions POST /v1/chat/completions
   OpenAI Responses        POST /v1/responses
   Gemini API              POST /v1beta/models/{model}:generateContent, and the Files API
-                          (resumable upload at /upload/v1beta/files, GET /v1beta/files/{id})
+                          (resumable upload at /upload/v1beta/files, GET /v1beta/files/{id});
+                          an uploaded image referenced by a request is logged as an image
   and each API's batch endpoints (tests/support/batch_endpoints.py), whose requests are
   answered by the same rules
 
@@ -55,20 +56,25 @@ _requests_seen = 0
 POLICY_MESSAGE = "Your request was rejected as a result of our safety system."
 _files: dict[str, dict[str, Any]] = {}
 _uploads: dict[str, bytearray] = {}
+_upload_mimes: dict[str, str] = {}
 
 
 def image_facts(encoded: str, mime: str) -> dict[str, Any]:
     # google-genai writes bytes as URL-safe base64 without padding
     padded = encoded + "=" * (-len(encoded) % 4)
     raw = base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+    return {"encoded": len(encoded), **raw_image_facts(raw, mime)}
+
+
+def raw_image_facts(raw: bytes, mime: str) -> dict[str, Any]:
     with Image.open(io.BytesIO(raw)) as image:
         width, height = image.size
     return {
-        "encoded": len(encoded),
         "raw": len(raw),
         "width": width,
         "height": height,
         "mime": mime,
+        "sha256": hashlib.sha256(raw).hexdigest(),
     }
 
 
@@ -96,7 +102,14 @@ def walk(node: Any, found: dict[str, list[Any]]) -> None:
         return
     uri = node.get("fileUri") or node.get("file_uri")
     if isinstance(uri, str):
-        found["videos"].append({"file_uri": uri, **_files.get(uri.rsplit("/", 1)[-1], {})})
+        session = uri.rsplit("/", 1)[-1]
+        uploaded = _files.get(session, {})
+        if str(uploaded.get("file", {}).get("mimeType", "")).startswith("image/"):
+            # an image by Files API reference: what the model gets is the uploaded image
+            facts = raw_image_facts(bytes(_uploads[session]), uploaded["file"]["mimeType"])
+            found["images"].append({"file_uri": uri, **facts})
+        else:
+            found["videos"].append({"file_uri": uri, **uploaded})
         return
     if isinstance(node.get("text"), str):
         found["texts"].append(node["text"])
@@ -284,6 +297,8 @@ class Handler(BatchEndpoints, JsonHandler):
         if path.startswith("/upload/"):
             session = uuid.uuid4().hex
             _uploads[session] = bytearray()
+            declared = self.headers.get("X-Goog-Upload-Header-Content-Type")
+            _upload_mimes[session] = str(declared or "video/mp4")
             host = self.headers.get("host")
             self._reply(
                 200,
@@ -304,12 +319,19 @@ class Handler(BatchEndpoints, JsonHandler):
         file = {
             "name": name,
             "uri": f"http://{host}/v1beta/{name}",
-            "mimeType": "video/mp4",
+            "mimeType": _upload_mimes.get(session, "video/mp4"),  # as the upload declared it
             "sizeBytes": str(len(_uploads[session])),
             "state": "ACTIVE",
         }
         _files[session] = {"file": file, "uploaded_bytes": len(_uploads[session])}
-        self._log({"api": "google-files", "uploaded_bytes": len(_uploads[session]), "status": 200})
+        self._log(
+            {
+                "api": "google-files",
+                "uploaded_bytes": len(_uploads[session]),
+                "mime": file["mimeType"],
+                "status": 200,
+            }
+        )
         self._reply(200, {"file": file}, {"x-goog-upload-status": "final"})
 
 

@@ -11,6 +11,8 @@
   the sample by default (`model_errors=fail`), so `inspect eval-retry` can run it again;
   `model_errors=omit` leaves the attempt out instead (recorded, counted as `model_error`),
   for good. Any other exception is a bug and fails the sample with its traceback.
+- In batch mode on Gemini the images go by Files API reference, as clips do: Inspect's
+  batcher for it cannot write an inline image (`messages_to_send`, docs/batch.md).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.model import ChatMessage, ContentDocument, ContentImage, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from hss_inspect.conditions.cache_plan import planned_config, planned_model, request_done
 from hss_inspect.core.settings import DEFAULT_MODEL_ERRORS, ModelErrors
-from hss_inspect.providers.context import max_tokens_sent
+from hss_inspect.providers.batching import images_as_files
+from hss_inspect.providers.context import batch_mode, max_tokens_sent
 
 # The exception classes that mean the provider failed, as (module, class). The SDKs are
 # optional, and an exception can only be an instance of a class whose module is loaded,
@@ -372,14 +375,46 @@ async def _generate_checked(state: TaskState, generate: Generate, **config: Any)
     """One call of the model, cached as the sample's plan says (conditions/cache_plan.py)."""
     model = planned_model(state)
     settings = planned_config(state, **config)
-    if model is get_model():
+    messages = messages_to_send(state)
+    if model is get_model() and messages is state.messages:
         state = await generate(state, tool_calls="none", **settings.model_dump(exclude_none=True))
-    else:  # the same model at the plan's cache TTL: what Inspect's generate does, on it
-        state.output = await model.generate(state.messages, config=settings)
+    else:  # another instance (the plan's cache TTL) or other parts: Inspect's generate, by hand
+        state.output = await model.generate(messages, config=settings)
         state.messages.append(state.output.message)
     request_done(state)
     check_refusal(state, state.output)
     return state
+
+
+def messages_to_send(state: TaskState) -> list[ChatMessage]:
+    """The sample's messages; in batch mode on an API whose Inspect batcher cannot carry an
+    inline image (Gemini's), copies whose images are documents of the same bytes and MIME
+    type. Inspect's google provider uploads a document through the Files API and sends its
+    reference, so the model gets the same images while the sample keeps its own messages
+    (its log shows them as images). Recorded in `sent_media` as `image_transport`."""
+    model = get_model()
+    if not images_as_files(str(model), batch_mode(model)):
+        return state.messages
+    messages = [images_as_documents(message) for message in state.messages]
+    if any(sent is not own for sent, own in zip(messages, state.messages, strict=True)):
+        state.metadata.setdefault("sent_media", {})["image_transport"] = "files_api"
+        return messages
+    return state.messages
+
+
+def images_as_documents(message: ChatMessage) -> ChatMessage:
+    """A user or system message with each inline image as a document (a tool result's
+    documents would be dropped by the google provider, so those are left as they are)."""
+    content = message.content
+    if message.role not in ("user", "system") or isinstance(content, str):
+        return message
+    if not any(isinstance(part, ContentImage) for part in content):
+        return message
+    parts = [
+        ContentDocument(document=part.image) if isinstance(part, ContentImage) else part
+        for part in content
+    ]
+    return message.model_copy(update={"content": parts})
 
 
 def _refused(state: TaskState, error: str) -> RequestRefused:

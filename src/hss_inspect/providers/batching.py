@@ -30,6 +30,7 @@ class BatchRules:
     request_max_bytes: int | None = None
     completion_window_hours: float | None = None
     typical: str = ""
+    inline_images: bool = True
     docs: tuple[str, ...] = ()
 
     @property
@@ -55,6 +56,7 @@ def _batch_rules(entry: dict[str, Any]) -> BatchRules:
         request_max_bytes=_optional(entry, "request_max_bytes", int),
         completion_window_hours=_optional(entry, "completion_window_hours", float),
         typical=str(entry.get("typical", "")),
+        inline_images=bool(entry.get("inline_images", True)),
         docs=tuple(entry.get("docs") or ()),
     )
 
@@ -74,3 +76,35 @@ def batch_rules_for(model_name: str) -> BatchRules:
         if matches(name, rules.match):
             return rules
     return NO_BATCH
+
+
+def batching_requested(batch: object) -> bool:
+    """Whether a GenerateConfig's `batch` (`--batch`: True, a size, or a BatchConfig) turns
+    batch mode on, as Inspect reads it (None, False and 0 leave it off)."""
+    return batch is not None and batch is not False and batch != 0
+
+
+def images_as_files(model_name: str, batching: bool) -> bool:
+    """Whether the model's images must go by Files API reference rather than inline: in
+    batch mode, where Inspect's batcher cannot carry an inline image (`inline_images`)."""
+    return batching and not batch_rules_for(model_name).inline_images
+
+
+def batch_refusal(model_name: str, condition: str, batching: bool) -> str | None:
+    """Why this run cannot be batched, before any model is called; None when it can."""
+    if not batching:
+        return None
+    rules = batch_rules_for(model_name)
+    if rules.match and not rules.available:
+        return (
+            f"{model_name} with --batch: Inspect cannot batch this provider's requests (it "
+            "fails them once the run has started); run without --batch"
+        )
+    if condition == "agentic" and not rules.inline_images:
+        return (
+            f"{model_name} with --batch: the agentic tools return frames and crops as inline "
+            f"images, which Inspect's batcher for the {rules.name} cannot write (an Inspect "
+            "bug: TypeError: Object of type bytes is not JSON serializable, which ends the "
+            "eval); run hss_agentic on this model without --batch"
+        )
+    return None

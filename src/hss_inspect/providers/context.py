@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 from inspect_ai.model import GenerateConfig, Model, get_model, get_model_info
 
+from hss_inspect.providers.batching import batching_requested
 from hss_inspect.providers.fit import TokenBudget
 
 logger = logging.getLogger(__name__)
@@ -248,6 +249,13 @@ def generate_config_of(model: Model) -> GenerateConfig:
     if model == active_model():
         return model.config.merge(active_generate_config())
     return model.config
+
+
+def batch_mode(model: Model) -> bool:
+    """Whether Inspect sends `model`'s requests through its batcher (`--batch`, or a
+    GenerateConfig's `batch`). Known when the task is created: Inspect sets the eval's
+    config as the active one before it calls the @task function."""
+    return batching_requested(generate_config_of(model).batch)
 
 
 def max_tokens_sent(model: Model) -> tuple[int | None, str]:
