@@ -265,8 +265,7 @@ def _gap(tasks: int, pilot: Pilot | None, minutes: float | None, connections: in
         )
     return Gap(
         DEFAULT_ATTEMPT_GAP_MINUTES * 60.0,
-        f"assumed {DEFAULT_ATTEMPT_GAP_MINUTES:g} min (--pilot LOG measures it; "
-        "or --attempt-gap MINUTES)",
+        "assumed: a pilot measures it (--pilot LOG), or give --attempt-gap MINUTES",
     )
 
 
@@ -420,8 +419,9 @@ def _row(
     row["input_dollars"] = input_dollars(split, price, rates) * multiplier
     row["output_dollars"] = dollars(output, price.output) * multiplier
     row["judge_dollars"] = judge
-    if judge is not None:
-        row["total_dollars"] = row["input_dollars"] + row["output_dollars"] + judge
+    # without the judge's figure, the model's part alone (a lower bound, said so)
+    row["total_dollars"] = row["input_dollars"] + row["output_dollars"] + (judge or 0.0)
+    row["lower_bound"] = judge is None
     return row
 
 
@@ -436,19 +436,19 @@ def cost_assumptions(figures: Measures, native: int) -> list[str]:
         "output per attempt: "
         + ", ".join(f"{m} {v:,.0f}" for m, v in sorted(figures.output.items()))
         + f" tokens, thinking included ({figures.output_source})",
-        f"the judge reads an answer of {figures.answer:,} tokens ({figures.answer_source}) "
-        "and replies with "
+        f"the judge reads an answer of {figures.answer:,} tokens ({figures.answer_source}); "
         + (
-            f"{figures.judge_output:,.0f} tokens ({figures.judge_output_source})"
+            f"it replies with {figures.judge_output:,.0f} tokens ({figures.judge_output_source})"
             if figures.judge_output is not None
-            else f"a reply {figures.judge_output_source}"
+            else f"its reply is {figures.judge_output_source}"
         ),
         "one judge call per attempt with an answer; re-asks after an unreadable reply "
         "(-T judge_retries) and retries after errors are not included",
         f"caching: a task's next attempt comes {_minutes(figures.gap.seconds)} later "
-        f"({figures.gap.source}); the first {figures.first_wave} first attempts go before "
-        "any finishes, unplanned; a cached prefix is the whole user turn; batch: every "
-        "request's cache hits counted as in a direct run (the providers call them best effort)",
+        f"({figures.gap.source}); the first attempts of the first {figures.first_wave} tasks "
+        "go before any finishes, so the plan writes nothing for them; the cached prefix is "
+        "the whole user turn; in batch mode the cache hits of a direct run are counted (the "
+        "providers call them best effort)",
     ]
     if native:
         lines.append(
@@ -495,7 +495,8 @@ def strategy_lines(rows: list[dict[str, Any]]) -> list[str]:
                 f"{written:,}" + (f" ({ttls})" if ttls else ""),
                 f"{row['read']:,}",
                 *[_money(row.get(key)) for key in ("input_dollars", "output_dollars")],
-                *[_money(row.get(key)) for key in ("judge_dollars", "total_dollars")],
+                _money(row.get("judge_dollars")),
+                ("at least " if row.get("lower_bound") else "") + _money(row.get("total_dollars")),
                 "-" if row.get("vs_off") is None else f"{row['vs_off']:.2f}x",
             ]
         )
