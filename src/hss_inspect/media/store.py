@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -172,6 +173,8 @@ def _could_not_store(root: Path, error: OSError) -> None:
     problem = StorageProblem(
         root, error.strerror or str(error), _free_bytes(root), error.errno in _FULL_DISK
     )
+    with _activity_lock:
+        _activity.not_stored += 1
     with _problems_lock:
         if root in _problems:
             return
@@ -197,6 +200,7 @@ class Activity:
     clips: dict[str, int] = field(default_factory=dict)
     decode_seconds: float = 0.0
     images: set[str] = field(default_factory=set)
+    not_stored: int = 0  # cache files that could not be written
 
     def since(self, earlier: Activity) -> Activity:
         clips = {d: n - earlier.clips.get(d, 0) for d, n in self.clips.items()}
@@ -204,6 +208,7 @@ class Activity:
             {d: n for d, n in clips.items() if n},
             self.decode_seconds - earlier.decode_seconds,
             self.images - earlier.images,
+            self.not_stored - earlier.not_stored,
         )
 
 
@@ -214,7 +219,12 @@ _activity_lock = threading.Lock()
 def activity() -> Activity:
     """A copy of this process's media work so far."""
     with _activity_lock:
-        return Activity(dict(_activity.clips), _activity.decode_seconds, set(_activity.images))
+        return Activity(
+            dict(_activity.clips),
+            _activity.decode_seconds,
+            set(_activity.images),
+            _activity.not_stored,
+        )
 
 
 def file_sha256(path: Path) -> str:
@@ -229,14 +239,21 @@ def remembered_sha256(path: Path, root: Path | None = None) -> str:
     """sha256 of a file, read once and then remembered while its size and mtime hold."""
     stat = path.stat()
     identity = f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}"
+    if identity in _hashed:  # also where the cache cannot keep the memo
+        return _hashed[identity]
     memo = (root or cache_root()) / "hashes" / hashlib.sha256(identity.encode()).hexdigest()
     with contextlib.suppress(OSError):
         remembered = memo.read_text().strip()
         if len(remembered) == 64:
+            _hashed[identity] = remembered
             return remembered
     digest = file_sha256(path)
     write_atomically(memo, digest.encode(), root or cache_root())
+    _hashed[identity] = digest
     return digest
+
+
+_hashed: dict[str, str] = {}
 
 
 def _key(spec: dict[str, Any]) -> str:
@@ -409,9 +426,8 @@ def _prepared(
     """The entries of `sweep` in the cache, a thinned set taken from its unthinned entry."""
     ready = {}
     for settings in sweep:
-        video = read_frames(_frames_entry(root, digest, settings)) or _thinned_entry(
-            root, digest, settings
-        )
+        entry = _frames_entry(root, digest, settings)
+        video = read_frames(entry) or _kept(entry) or _thinned_entry(root, digest, settings)
         if video is not None:
             ready[settings] = video
     return ready
@@ -422,7 +438,8 @@ def _thinned_entry(root: Path, digest: str, settings: FrameSettings) -> SampledV
     as an entry of its own, so that later reads need not read every frame."""
     if settings.max_images is None:
         return None
-    full = read_frames(_frames_entry(root, digest, unthinned(settings)))
+    whole = _frames_entry(root, digest, unthinned(settings))
+    full = read_frames(whole) or _kept(whole)
     if full is None or full.thinned:
         return None
     video = thinned_video(full, settings.max_images)
@@ -449,7 +466,31 @@ def _store_frames(root: Path, digest: str, settings: FrameSettings, video: Sampl
     # The settings that matter go in the record, so an entry is the same whoever made it.
     manifest = manifest_of(video, frames_that_matter(settings), digest)
     entry = _frames_entry(root, digest, settings)
-    _replace_entry(entry, lambda staging: _write_entry(staging, video, manifest), root)
+    if not _replace_entry(entry, lambda staging: _write_entry(staging, video, manifest), root):
+        _keep_in_memory(entry, video)
+
+
+# Frames the cache could not store, kept for the rest of the process up to a bound: the
+# epochs, models and repeated reads of one request then do not decode the clip again.
+_UNSTORED_LIMIT_BYTES = 256_000_000
+_unstored: OrderedDict[Path, SampledVideo] = OrderedDict()
+_unstored_lock = threading.Lock()
+
+
+def _keep_in_memory(entry: Path, video: SampledVideo) -> None:
+    with _unstored_lock:
+        _unstored[entry] = video
+        while len(_unstored) > 1 and _unstored_bytes() > _UNSTORED_LIMIT_BYTES:
+            _unstored.popitem(last=False)
+
+
+def _unstored_bytes() -> int:
+    return sum(len(j) for video in _unstored.values() for j in video.jpegs)
+
+
+def _kept(entry: Path) -> SampledVideo | None:
+    with _unstored_lock:
+        return _unstored.get(entry)
 
 
 def plan_key(video_sha256: str, settings: FrameSettings, plan: FramePlan) -> str:
@@ -611,23 +652,26 @@ def _read_image(folder: Path, original: Path) -> PreparedImage | None:
         return None
 
 
-def _replace_entry(entry: Path, fill: Callable[[Path], None], root: Path) -> None:
-    """Build an entry in a staging folder, then rename it into place. When the cache
-    cannot hold it, nothing is stored and the problem is recorded (and warned of once)."""
+def _replace_entry(entry: Path, fill: Callable[[Path], None], root: Path) -> bool:
+    """Build an entry in a staging folder, then rename it into place. False when the cache
+    cannot hold it: nothing is stored, and the problem is recorded (and warned of once)."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=entry.parent))
     except OSError as exc:
         _could_not_store(root, exc)
-        return
+        return False
     try:
         fill(staging)
         if entry.exists():
             shutil.rmtree(entry, ignore_errors=True)  # a corrupt entry is in the way
         os.rename(staging, entry)
+        return True
     except OSError as exc:
-        if exc.errno not in _TAKEN:
-            _could_not_store(root, exc)
+        if exc.errno in _TAKEN:
+            return True
+        _could_not_store(root, exc)
+        return False
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
