@@ -14,12 +14,10 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import av
-import numpy as np
 import pytest
 from inspect_ai.log import EvalLog
 
@@ -29,7 +27,13 @@ from hss_inspect.media import store
 from hss_inspect.media.image import prepare_image
 from hss_inspect.media.plan import thin_uniformly
 from hss_inspect.media.video import probe_duration, probe_frame_size, sample_video
-from tests.support.fixture_repo import FixtureTask, build_repo, write_video
+from tests.support.fixture_repo import (
+    FixtureTask,
+    build_repo,
+    one_criterion_task,
+    write_noise_video,
+    write_video,
+)
 from tests.support.runs import INSPECT, run_eval
 from tests.support.servers import provider_stand_in
 
@@ -41,15 +45,7 @@ QWEN = "openai-api/standin/qwen2.5-vl-7b-instruct"  # a model family with an ima
 
 
 def _task(task_id: str, media_type: str, media_path: str) -> FixtureTask:
-    return FixtureTask(
-        task_id,
-        "PASS",
-        "Temporal & Causal Dynamics",
-        "Retrodiction",
-        media_type,
-        media_path,
-        ({"id": "c1", "title": "States the key fact"},),
-    )
+    return one_criterion_task(task_id, "PASS", media_type, media_path)
 
 
 TASKS = (
@@ -203,21 +199,6 @@ def test_an_image_is_prepared_once_for_every_providers_limits(
         got = store.cached_prepare_image(path, side, size, max_pixels=pixels)
         assert got == prepare_image(path, side, size, max_pixels=pixels)
     assert store.cached_prepare_image(large, 4096, 4_500_000).reencoded
-
-
-def noise_clip(path: Path, frames: int, size: tuple[int, int] = (320, 180)) -> None:
-    """High-entropy frames at 2 fps: tens of KB of JPEG each, to fill a small disk."""
-    rng = np.random.default_rng(len(path.name))
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("libx264", rate=2, options={"crf": "10"})
-        stream.width, stream.height = size
-        stream.pix_fmt = "yuv420p"
-        for index in range(frames):
-            pixels = rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-            frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
-            frame.pts, frame.time_base = index, Fraction(1, 2)
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode())
 
 
 def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
@@ -425,7 +406,8 @@ def test_a_cache_on_a_full_disk_scores_every_sample_with_a_fresh_caches_frames(
     tmp_path: Path, model_server: tuple[str, Path]
 ) -> None:
     root = build_release(tmp_path / "release")
-    noise_clip(root / "media" / "noise.mp4", 40)  # about 2 MB of frames: more than the disk
+    # about 2 MB of frames: more than the disk holds
+    write_noise_video(root / "media" / "noise.mp4", 40, (320, 180))
     tasks = (*TASKS, _task("clip-noise", "video", "media/noise.mp4"))
     build_repo(root, tasks)
     with (
@@ -515,3 +497,53 @@ def test_a_cache_path_that_is_a_file_stops_the_run_before_any_request(
     shown = [line for line in output.splitlines() if line.strip() and not line.startswith(banner)]
     assert shown == [message], output
     assert "Traceback" not in output and blocker.read_text() == "not a folder"
+
+
+@pytest.mark.slow  # builds the five models of the recipe
+def test_prepare_for_a_recipe_leaves_nothing_for_its_runs_to_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counted_av_open: list[str]
+) -> None:
+    import asyncio
+
+    from hss_inspect.commands.plans import plan_recipe
+    from hss_inspect.conditions.turn import user_turn_for
+    from hss_inspect.core.options import DEFAULTS, media_settings
+    from hss_inspect.data.release import open_release
+    from hss_inspect.providers.context import budget_for_name
+
+    root = tmp_path / "release"
+    build_repo(root, (_task("clip-long", "video", "media/long.mp4"),))
+    clip = root / "media" / "long.mp4"
+    write_video(clip, fps=30, seconds=20.0, size=(160, 90))  # 40 frames at 2 fps
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")  # the models are built, never called
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("GOOGLE_API_KEY", "k")
+    monkeypatch.setenv("FIREWORKS_API_KEY", "k")
+    args = ["prepare", "--dataset", str(root), "--recipe", "judges", "--jobs", "1"]
+    assert cli_main(args) == 0
+    counted_av_open.clear()
+    release = open_release(str(root), "main")
+    (row,) = release.read_rows()
+    before = store.activity()
+    sent_frames, opened = {}, {}
+    for planned in plan_recipe("judges"):
+        media = media_settings({**DEFAULTS, **planned.task_args})
+        budget = asyncio.run(
+            budget_for_name(
+                planned.model, None, media.output_reserve, None, planned.generate.get("max_tokens")
+            )
+        )
+        turn = user_turn_for(release, media, planned.model, row.sample_metadata(), budget)
+        sent_frames[planned.model] = asyncio.run(turn)[1]
+        opened[planned.model] = len(counted_av_open)
+        counted_av_open.clear()
+    assert store.activity().since(before).clips == {}  # no run decoded a frame
+    for model, record in sent_frames.items():
+        # A clip sent whole is opened for its duration only (the container's header): the
+        # run's native-video path reads it from the file, not from the cache.
+        assert opened[model] == (1 if record["kind"] == "native_video" else 0), model
+    # GLM-5.3-flash on Fireworks: 30 images a request, so 30 of the 40 frames
+    glm = next(r for m, r in sent_frames.items() if "glm" in m)
+    assert glm["frame_count"] == 30 and glm["planned_frames"] == 40
+    assert glm["frame_sha256"] == frame_hashes(clip, FrameSettings(max_images=30))
+    assert {r["kind"] for r in sent_frames.values()} == {"frames", "native_video"}

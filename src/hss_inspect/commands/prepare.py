@@ -24,12 +24,14 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
+from hss_inspect.commands.plans import RECIPES, named_pairs, plan_recipe
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
     MEDIA_OPTIONS,
     SELECTION_OPTIONS,
     add_flags,
     add_model_server_flags,
+    check,
     media_settings,
 )
 from hss_inspect.core.settings import MediaSettings
@@ -42,11 +44,12 @@ from hss_inspect.providers.fit import TokenBudget
 
 @dataclass(frozen=True)
 class ModelTarget:
-    """A model the media are prepared for: its name and its token budget, found as the
-    run finds them."""
+    """A run the media are prepared for: its model, the token budget found as the run
+    finds it, and the run's media settings."""
 
     name: str
     budget: TokenBudget
+    media: MediaSettings
 
 
 @dataclass(frozen=True)
@@ -179,16 +182,13 @@ async def _model_turns(release: Release, job: PrepareJob) -> int:
     then in the cache (a DoesNotFit or other media error names the model)."""
     from hss_inspect.conditions.turn import user_turn_for
 
-    built = 0
-    for model in job.models:
-        for media in job.media:
-            for meta in job.samples:
-                try:
-                    await user_turn_for(release, media, model.name, meta, model.budget)
-                except Exception as exc:
-                    raise type(exc)(f"for {model.name}: {exc}") from exc
-                built += 1
-    return built
+    for target in job.models:
+        for meta in job.samples:
+            try:
+                await user_turn_for(release, target.media, target.name, meta, target.budget)
+            except Exception as exc:
+                raise type(exc)(f"for {target.name}: {exc}") from exc
+    return len(job.models) * len(job.samples)
 
 
 def prepare_all(
@@ -255,6 +255,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also prepare what this model is sent, where its limits or context window "
         "thin or shrink the frames (repeatable; named as Inspect names it)",
     )
+    parser.add_argument(
+        "--recipe",
+        choices=list(RECIPES),
+        help="also prepare what each run of this recipe (hss-inspect recipe) is sent",
+    )
+    parser.add_argument(
+        "--as",
+        dest="aliases",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="with --recipe: a Table 5 model sent to another Inspect model, as the recipe takes it",
+    )
     add_model_server_flags(parser)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
 
@@ -262,7 +275,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     root = store.check_cache_folder()
     budgets = [media_settings({**vars(args), "max_frames": cap}) for cap in args.max_frames]
-    models = model_targets(args.models, budgets[0], args.model_base_url, args.max_tokens)
+    models = targets_of(args, budgets)
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
     jobs = jobs_for(rows, budgets, models)
@@ -274,21 +287,29 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.failures or summary.not_stored else 0
 
 
-def model_targets(
-    names: Sequence[str], media: MediaSettings, base_url: str | None, max_tokens: int | None
-) -> list[ModelTarget]:
-    """Each named model with its token budget, found as the run finds it (the option, the
-    model's server, Inspect's model information)."""
-    if not names:
+def targets_of(args: argparse.Namespace, budgets: Sequence[MediaSettings]) -> list[ModelTarget]:
+    """The runs to prepare for: each --model at each frame budget, and each run of the
+    --recipe with its own task options and output budget (the blind control sends none)."""
+    runs = [(name, media, args.max_tokens) for name in args.models for media in budgets]
+    if args.recipe:
+        for planned in plan_recipe(args.recipe, None, named_pairs(args.aliases, "--as")):
+            if planned.task == "hss_blind":
+                continue
+            given = {k: check(k, v) for k, v in planned.task_args.items()}
+            for cap in args.max_frames:
+                media = media_settings({**vars(args), "max_frames": cap, **given})
+                runs.append((planned.model, media, planned.generate.get("max_tokens")))
+    if not runs:
         return []
     from hss_inspect.providers.context import budget_for_name
 
-    async def budgets() -> list[TokenBudget]:
-        return [
-            await budget_for_name(
-                name, media.context_window, media.output_reserve, base_url, max_tokens
+    async def targets() -> list[ModelTarget]:
+        found = []
+        for name, media, max_tokens in dict.fromkeys(runs):
+            budget = await budget_for_name(
+                name, media.context_window, media.output_reserve, args.model_base_url, max_tokens
             )
-            for name in names
-        ]
+            found.append(ModelTarget(name, budget, media))
+        return found
 
-    return [ModelTarget(n, b) for n, b in zip(names, asyncio.run(budgets()), strict=True)]
+    return asyncio.run(targets())
