@@ -91,6 +91,7 @@ def targets() -> list[ModelTarget]:
             ModelTarget(
                 name,
                 await budget_for_name(name, window, DEFAULT_MEDIA.output_reserve, None, None),
+                MediaSettings(context_window=window),
             )
             for name, window in MODELS.items()
         ]
@@ -133,9 +134,9 @@ def one_arm(release: Path, models: list[ModelTarget], old: bool) -> dict[str, fl
 
 async def run_turns(release: Any, rows: list[Any], models: list[ModelTarget]) -> None:
     for model in models:
-        media = MediaSettings(context_window=MODELS[model.name])
         for row in rows:
-            await user_turn_for(release, media, model.name, row.sample_metadata(), model.budget)
+            meta = row.sample_metadata()
+            await user_turn_for(release, model.media, model.name, meta, model.budget)
 
 
 def bench(clips: dict[str, Path], repeats: int) -> dict[str, Any]:

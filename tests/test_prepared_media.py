@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,32 @@ def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
     assert not list((private_cache / "frames").iterdir())  # nothing half-written left
     problem = store.storage_problem()
     assert problem is not None and problem.full and problem.free_bytes is not None
+
+
+def test_estimate_says_what_a_cache_that_cannot_store_leaves_to_decode(
+    release: Path,
+    private_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+) -> None:
+    args = ["estimate", "--model", "openai-api/standin/some-vlm", "--dataset", str(release)]
+    monkeypatch.setenv("STANDIN_API_KEY", "k")
+    real_write = Path.write_bytes
+
+    def full_disk(self: Path, data: Any) -> int:
+        if private_cache in self.parents:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    monkeypatch.setattr(store, "_problems", {})
+    monkeypatch.setattr(store, "_unstored", OrderedDict())
+    assert cli_main([*args, "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "media in the cache:  0 of 3 clip(s), 0 of 2 image(s)" in out
+    frames = sum(len(sample_video(release / p, FrameSettings()).jpegs) for p in CLIPS.values())
+    assert f"left to decode:      3 clip(s), {frames} frames: " in out
+    assert "the cache could not keep them, so the run decodes them again" in out
 
 
 def test_a_cache_path_that_is_a_file_is_one_error_naming_it(

@@ -6,10 +6,11 @@ entries stay in the cache, so an interrupted run resumes where it stopped; a sec
 over the same selection only reads the cache.
 
 Every model whose limits leave the frames as they are reads those entries. For a model
-whose limits or context window thin or shrink them, `--model` (repeatable) also builds
-each sample's user turn for that model, exactly as the run builds it
-(`conditions.turn.user_turn_for`, the token budget found as the run finds it): a thinned
-set is taken from the clip's entry without decoding, a shrunk one is decoded and stored.
+whose limits or context window thin or shrink them, `--model` (repeatable), or `--recipe`
+for every run of a recipe, also builds each sample's user turn for that model, exactly as
+the run builds it (`conditions.turn.user_turn_for`, the token budget found as the run
+finds it): a thinned set is taken from the clip's entry without decoding, a shrunk one
+is decoded and stored.
 """
 
 from __future__ import annotations
@@ -177,6 +178,10 @@ def _prepare(release: Release, job: PrepareJob) -> PrepareResult:
     return PrepareResult(job.task_id, job.media_path, job.media_type, frames, total, turns=turns)
 
 
+class ForModel(Exception):
+    """A file that could not be prepared for one of the named models (the model named)."""
+
+
 async def _model_turns(release: Release, job: PrepareJob) -> int:
     """Build each sample's user turn for each model, as the run does: what it sends is
     then in the cache (a DoesNotFit or other media error names the model)."""
@@ -187,7 +192,7 @@ async def _model_turns(release: Release, job: PrepareJob) -> int:
             try:
                 await user_turn_for(release, target.media, target.name, meta, target.budget)
             except Exception as exc:
-                raise type(exc)(f"for {target.name}: {exc}") from exc
+                raise ForModel(f"for {target.name}: {exc}") from exc
     return len(job.models) * len(job.samples)
 
 

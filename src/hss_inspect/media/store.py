@@ -113,10 +113,12 @@ def _not_a_folder(root: Path, exc: OSError) -> str:
         if blocking is not None
         else exc.strerror or str(exc)
     )
-    return (
-        f"{named} is not a usable folder ({why}): point {CACHE_ENV} at a folder, or unset "
-        "it for ~/.cache/hss_inspect"
+    remedy = (
+        f"point {CACHE_ENV} at a folder, or unset it for ~/.cache/hss_inspect"
+        if configured
+        else f"set {CACHE_ENV} to a folder"
     )
+    return f"{named} is not a usable folder ({why}): {remedy}"
 
 
 @dataclass(frozen=True)
@@ -280,7 +282,7 @@ def _read_facts(root: Path, digest: str, kind: str) -> dict[str, Any] | None:
     try:
         record = json.loads(_facts_path(root, digest).read_text())
         facts = record["facts"]
-        if record["crc32"] != zlib.crc32(json.dumps(facts, sort_keys=True).encode()):
+        if record["crc32"] != _checksum(facts):
             return None
         return dict(facts) if facts.get("kind") == kind else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -288,9 +290,13 @@ def _read_facts(root: Path, digest: str, kind: str) -> dict[str, Any] | None:
 
 
 def _write_facts(root: Path, digest: str, facts: dict[str, Any]) -> None:
-    # a checksum, as for the frames: a flipped digit would mislead the token fit
-    sealed = {"facts": facts, "crc32": zlib.crc32(json.dumps(facts, sort_keys=True).encode())}
+    sealed = {"facts": facts, "crc32": _checksum(facts)}
     write_atomically(_facts_path(root, digest), json.dumps(sealed).encode(), root)
+
+
+def _checksum(facts: dict[str, Any]) -> int:
+    # as for the frames: a flipped digit must not mislead the token fit
+    return zlib.crc32(json.dumps(facts, sort_keys=True).encode())
 
 
 def cached_clip_geometry(
