@@ -155,7 +155,7 @@ def prepared_media(sent: list[tuple[str, str]], work: store.Activity) -> dict[st
         "clips": len(clips),
         "clips_prepared": len(clips - decoded.keys()),
         "images": len(images),
-        "images_prepared": len(images - work.images),
+        "images_prepared": len(images - work.images.keys()),
         "clips_decoded": len(decoded),
         "frames_decoded": sum(decoded.values()),
         "decode_seconds": round(work.decode_seconds, 3),

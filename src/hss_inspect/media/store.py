@@ -201,17 +201,21 @@ class Activity:
 
     clips: dict[str, int] = field(default_factory=dict)
     decode_seconds: float = 0.0
-    images: set[str] = field(default_factory=set)
+    images: dict[str, int] = field(default_factory=dict)  # preparations of each image
     not_stored: int = 0  # cache files that could not be written
 
     def since(self, earlier: Activity) -> Activity:
-        clips = {d: n - earlier.clips.get(d, 0) for d, n in self.clips.items()}
         return Activity(
-            {d: n for d, n in clips.items() if n},
+            _counts_since(self.clips, earlier.clips),
             self.decode_seconds - earlier.decode_seconds,
-            self.images - earlier.images,
+            _counts_since(self.images, earlier.images),
             self.not_stored - earlier.not_stored,
         )
+
+
+def _counts_since(now: dict[str, int], earlier: dict[str, int]) -> dict[str, int]:
+    grown = {key: count - earlier.get(key, 0) for key, count in now.items()}
+    return {key: count for key, count in grown.items() if count}
 
 
 _activity = Activity()
@@ -224,7 +228,7 @@ def activity() -> Activity:
         return Activity(
             dict(_activity.clips),
             _activity.decode_seconds,
-            set(_activity.images),
+            dict(_activity.images),
             _activity.not_stored,
         )
 
@@ -595,7 +599,7 @@ def cached_prepare_image(
             return cached
         image, facts = prepare_image_with_facts(path, max_side, max_bytes, deadline, max_pixels)
         with _activity_lock:
-            _activity.images.add(digest)
+            _activity.images[digest] = _activity.images.get(digest, 0) + 1
         _write_facts(root, digest, {"kind": "image", **asdict(facts)})
         if image.reencoded:
             entry = root / "images" / _image_key(digest, facts, limits)
