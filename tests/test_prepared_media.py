@@ -35,7 +35,7 @@ from tests.support.fixture_repo import (
     write_noise_video,
     write_video,
 )
-from tests.support.runs import INSPECT, run_eval
+from tests.support.runs import INSPECT, lines_after_banner, run_eval
 from tests.support.servers import provider_stand_in
 
 HERE = Path(__file__).parent
@@ -520,9 +520,7 @@ def test_a_cache_path_that_is_a_file_stops_the_run_before_any_request(
         "HSS_INSPECT_CACHE at a folder, or unset it for ~/.cache/hss_inspect"
     )
     output = done.stdout + done.stderr
-    banner = ("inspect_ai v", "- hooks enabled:", "  hss_inspect/hss_log_size:", "images")
-    shown = [line for line in output.splitlines() if line.strip() and not line.startswith(banner)]
-    assert shown == [message], output
+    assert lines_after_banner(output) == [message], output
     assert "Traceback" not in output and blocker.read_text() == "not a folder"
 
 
