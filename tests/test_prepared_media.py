@@ -202,24 +202,30 @@ def test_an_image_is_prepared_once_for_every_providers_limits(
     assert store.cached_prepare_image(large, 4096, 4_500_000).reencoded
 
 
-def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
-    tmp_path: Path,
-    private_cache: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    clips = [tmp_path / f"clip{i}.mp4" for i in range(2)]
-    for clip in clips:
-        write_video(clip, fps=30, seconds=3.0, size=(160, 90))
+@pytest.fixture
+def full_disk(private_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The private cache on a disk that is full: every write into it fails with ENOSPC, at
+    the call that writes the bytes. This process has had no storage problem before."""
     real_write = Path.write_bytes
 
-    def full_disk(self: Path, data: Any) -> int:
+    def no_space(self: Path, data: Any) -> int:
         if private_cache in self.parents:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
         return real_write(self, data)
 
-    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    monkeypatch.setattr(Path, "write_bytes", no_space)
     monkeypatch.setattr(store, "_problems", {})
+    monkeypatch.setattr(store, "_unstored", OrderedDict())
+    return private_cache
+
+
+def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
+    tmp_path: Path, full_disk: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    private_cache = full_disk
+    clips = [tmp_path / f"clip{i}.mp4" for i in range(2)]
+    for clip in clips:
+        write_video(clip, fps=30, seconds=3.0, size=(160, 90))
     with caplog.at_level(logging.WARNING, logger="hss_inspect.media.store"):
         for clip in clips:
             got = store.cached_sample_video(clip, FrameSettings())
@@ -236,23 +242,10 @@ def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
 
 
 def test_estimate_says_what_a_cache_that_cannot_store_leaves_to_decode(
-    release: Path,
-    private_cache: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: Any,
+    release: Path, full_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     args = ["estimate", "--model", "openai-api/standin/some-vlm", "--dataset", str(release)]
     monkeypatch.setenv("STANDIN_API_KEY", "k")
-    real_write = Path.write_bytes
-
-    def full_disk(self: Path, data: Any) -> int:
-        if private_cache in self.parents:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
-        return real_write(self, data)
-
-    monkeypatch.setattr(Path, "write_bytes", full_disk)
-    monkeypatch.setattr(store, "_problems", {})
-    monkeypatch.setattr(store, "_unstored", OrderedDict())
     assert cli_main([*args, "--epochs", "1"]) == 0
     out = capsys.readouterr().out
     assert "media in the cache:  0 of 3 clip(s), 0 of 2 image(s)" in out
