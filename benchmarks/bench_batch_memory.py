@@ -31,10 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.providers.batching import batch_rules_for
-from tests.support.fixture_repo import FixtureTask, build_repo
+from tests.support.fixture_repo import FixtureTask, build_repo, write_noise_video
 from tests.support.runs import run_eval
 from tests.support.servers import provider_stand_in, scripted_models
-from tests.test_providers import write_noise_video
 
 FRAMES = 100
 MODELS = {

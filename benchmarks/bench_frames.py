@@ -16,7 +16,6 @@ mean ours is faster.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import statistics
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import av
 
-from benchmarks.clips import CLIPS, ensure_clips
+from benchmarks.clips import CLIPS, bench_arguments, ensure_clips
 from hss_inspect.core.settings import DEFAULT_FRAMES, FrameSettings
 from hss_inspect.media.plan import plan_frames
 from hss_inspect.media.store import cached_sample_video
@@ -209,14 +208,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--clips", nargs="*", default=None, help="names from benchmarks/clips.py")
-    parser.add_argument("--clip-dir", type=Path, default=Path("benchmarks/.clips"))
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    args = bench_arguments(__doc__, None)
     if shutil.which("ffmpeg") is None:
         sys.exit("this benchmark compares against the ffmpeg program: apt-get install ffmpeg")
     paths = ensure_clips(args.clip_dir, args.clips)

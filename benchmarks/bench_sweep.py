@@ -18,7 +18,6 @@ byte-identical to those made budget by budget. Target: sweep / alone at most 1.2
 
 from __future__ import annotations
 
-import argparse
 import filecmp
 import json
 import resource
@@ -29,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.clips import CLIPS, ensure_clips
+from benchmarks.clips import CLIPS, bench_arguments, ensure_clips
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.plan import plan_frames
 from hss_inspect.media.store import cached_sample_video, cached_sample_videos, file_sha256
@@ -140,14 +139,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--clips", nargs="*", default=list(DEFAULT_CLIPS))
-    parser.add_argument("--clip-dir", type=Path, default=Path("benchmarks/.clips"))
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args()
+    args = bench_arguments(__doc__, DEFAULT_CLIPS)
     paths = ensure_clips(args.clip_dir, args.clips)
     rows = []
     for spec in CLIPS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -102,6 +102,24 @@ def write_clip(spec: ClipSpec, path: Path) -> None:
             frame.pts, frame.time_base = round(time_s * 1000), Fraction(1, 1000)
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
+
+
+def bench_arguments(doc: str | None, default_clips: Sequence[str] | None) -> argparse.Namespace:
+    """The command line every benchmark over these clips takes: --repeats, --clips,
+    --clip-dir and --json."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--clips",
+        nargs="*",
+        default=list(default_clips) if default_clips else None,
+        help="names from benchmarks/clips.py",
+    )
+    parser.add_argument("--clip-dir", type=Path, default=Path("benchmarks/.clips"))
+    parser.add_argument("--json", type=Path, default=None)
+    return parser.parse_args()
 
 
 def ensure_clips(folder: Path, names: list[str] | None = None) -> dict[str, Path]:

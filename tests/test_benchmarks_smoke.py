@@ -61,3 +61,18 @@ def test_token_fit_table_fits_a_clip_to_each_window(tmp_path: Path) -> None:
     assert 100 < small["frames"] < 200 and large["frames"] == 500
     assert small["image_tokens"] == 146 * small["frames"]
     assert small["estimated_tokens"] <= 32_768 - 4096
+
+
+def test_bench_prepared_runs_both_arms(tmp_path: Path) -> None:
+    from benchmarks.bench_prepared import bench
+
+    clip = tmp_path / "tiny.mp4"
+    write_clip(ClipSpec("tiny", "libx264", 320, 240, 30, 40, {"preset": "ultrafast"}), clip)
+    result = bench({"tiny": clip}, 1)
+    before, after = result["before"], result["after"]
+    assert before["prepare_decode_s"] > 0 and after["prepare_decode_s"] > 0
+    # 40 s at 2 fps: 80 frames. The old keys held the image cap, so the clip was decoded
+    # again for Anthropic (600), OpenAI (1,500) and the vLLM server (999), not for the
+    # OpenAI-compatible server (no cap)
+    assert before["run_frames_decoded"] == 3 * 80
+    assert after["run_frames_decoded"] == 0 and after["run_decode_s"] == 0

@@ -11,7 +11,7 @@ import pytest
 from hss_inspect.core import options as opt
 from hss_inspect.core.errors import SetupError
 from hss_inspect.task import hss
-from tests.support.runs import INSPECT
+from tests.support.runs import INSPECT, lines_after_banner
 
 
 def test_inspect_still_has_prerequisite_error_where_we_import_it() -> None:
@@ -69,10 +69,8 @@ def test_the_command_line_prints_one_line_not_a_traceback(hss_repo: Path, tmp_pa
     output = done.stdout + done.stderr
     assert "-T media='videos' is not valid: use one of all, image, video." in output
     assert "Traceback" not in output
-    # Inspect's banner (version, and the package's log-size hook) precedes the message
-    banner = ("inspect_ai v", "- hooks enabled:", "  hss_inspect/hss_log_size:")
-    shown = [line for line in output.splitlines() if line.strip() and not line.startswith(banner)]
-    assert len(shown) <= 1, output
+    # Inspect's banner (its version and the package's hooks) precedes the message
+    assert len(lines_after_banner(output)) <= 1, output
 
 
 def test_a_selection_with_no_tasks_is_a_setup_error_naming_the_filters(hss_repo: Path) -> None:

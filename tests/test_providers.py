@@ -8,17 +8,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import av
-import numpy as np
 import pytest
 from inspect_ai.log import EvalLog
 
 from hss_inspect.providers.limits import encoded_size, provider_rules
-from tests.support.fixture_repo import FixtureTask, build_repo
+from tests.support.fixture_repo import build_repo, one_criterion_task, write_noise_video
 from tests.support.runs import run_eval
 from tests.support.servers import provider_stand_in
 
@@ -27,46 +24,15 @@ pytestmark = pytest.mark.slow
 NOISE_FRAMES = 100  # at 2 fps, 768x432 noise: about 29 MB of JPEG frames, the issue's case
 
 
-def _task(task_id: str, behaviour: str, media_type: str, media_path: str) -> FixtureTask:
-    return FixtureTask(
-        task_id,
-        behaviour,
-        "Temporal & Causal Dynamics",
-        "Retrodiction",
-        media_type,
-        media_path,
-        ({"id": "c1", "title": "States the key fact"},),
-    )
-
-
 TASKS = (
-    _task("img-large", "PASS", "image", "media/img_large.png"),
-    _task("img-emptyonce", "EMPTYONCE", "image", "media/img_pass.png"),
-    _task("img-empty", "EMPTY", "image", "media/img_pass.png"),
-    _task("img-broken", "BROKEN", "image", "media/img_pass.png"),
-    _task("vid-noise", "PASS", "video", "media/vid_noise.mp4"),
-    _task("vid-small", "PASS", "video", "media/vid_cfr.mp4"),
-    _task("vid-toobig", "TOOBIG", "video", "media/vid_cfr.mp4"),
+    one_criterion_task("img-large", "PASS", "image", "media/img_large.png"),
+    one_criterion_task("img-emptyonce", "EMPTYONCE", "image", "media/img_pass.png"),
+    one_criterion_task("img-empty", "EMPTY", "image", "media/img_pass.png"),
+    one_criterion_task("img-broken", "BROKEN", "image", "media/img_pass.png"),
+    one_criterion_task("vid-noise", "PASS", "video", "media/vid_noise.mp4"),
+    one_criterion_task("vid-small", "PASS", "video", "media/vid_cfr.mp4"),
+    one_criterion_task("vid-toobig", "TOOBIG", "video", "media/vid_cfr.mp4"),
 )
-
-
-def write_noise_video(
-    path: Path, frames: int, size: tuple[int, int] = (768, 432), seed: int = 0
-) -> None:
-    """High-entropy frames: JPEGs of a few hundred KB each at a modest frame count."""
-    rng = np.random.default_rng(seed)
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream(
-            "libx264", rate=2, options={"crf": "4", "preset": "ultrafast"}
-        )
-        stream.width, stream.height = size
-        stream.pix_fmt = "yuv420p"
-        for index in range(frames):
-            pixels = rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-            frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
-            frame.pts, frame.time_base = index, Fraction(1, 2)
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode())
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from inspect_ai.hooks import Hooks, TaskStart, hooks
+from inspect_ai.hooks import Hooks, TaskStart
 
 from hss_inspect.core.command_line import selected_count
+from hss_inspect.core.hooks import register_hook
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,6 @@ def warning_text(projected: float, videos: int, epochs: int) -> str:
     )
 
 
-@hooks(name="hss_log_size", description="Warns before an HSS run that would log >1 GB of images")
 class LogSizeWarning(Hooks):
     async def on_task_start(self, data: TaskStart) -> None:
         spec = data.spec
@@ -80,3 +80,8 @@ class LogSizeWarning(Hooks):
         if projected > WARN_ABOVE_BYTES:
             videos = round(selection.get("videos", 0) * share)
             logger.warning(warning_text(projected, videos, epochs))
+
+
+register_hook(
+    LogSizeWarning, "hss_log_size", "Warns before an HSS run that would log >1 GB of images"
+)

@@ -8,13 +8,13 @@ epoch's wall time after this one. Only public hook events are used.
 
 from __future__ import annotations
 
-from inspect_ai.hooks import Hooks, SampleEnd, SampleStart, TaskEnd, TaskStart, hooks
+from inspect_ai.hooks import Hooks, SampleEnd, SampleStart, TaskEnd, TaskStart
 
 from hss_inspect.conditions import cache_plan
 from hss_inspect.core.command_line import selected_count
+from hss_inspect.core.hooks import register_hook
 
 
-@hooks(name="hss_run_pace", description="Measures an HSS run's pace for its prompt-cache plan")
 class RunPace(Hooks):
     async def on_task_start(self, data: TaskStart) -> None:
         spec = data.spec
@@ -34,3 +34,6 @@ class RunPace(Hooks):
 
     async def on_task_end(self, data: TaskEnd) -> None:
         cache_plan.run_finished(data.eval_id)
+
+
+register_hook(RunPace, "hss_run_pace", "Measures an HSS run's pace for its prompt-cache plan")

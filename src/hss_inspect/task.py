@@ -36,6 +36,7 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
+from hss_inspect.media import store
 from hss_inspect.providers.batching import batch_refusal
 from hss_inspect.providers.context import batch_mode
 from hss_inspect.providers.limits import (
@@ -146,6 +147,8 @@ def hss(
     agent = agent_settings_of(o)
     provider_limits = check_model_limits(media_settings, o["condition"])
     check_batch_mode(o["condition"])
+    if o["condition"] in ("standard", "agentic"):
+        check_media_cache()
     release = open_release(o["dataset"], o["revision"])
     rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
     return Task(
@@ -340,6 +343,15 @@ def check_token_rules(path: str | None) -> None:
         raise SetupError(str(exc)) from None
 
 
+def check_media_cache() -> None:
+    """A cache path that is not a folder stops the run here, before any model is called,
+    rather than failing every sample (a full or read-only cache only warns)."""
+    try:
+        store.check_cache_folder()
+    except store.CacheFolderError as exc:
+        raise SetupError(str(exc)) from None
+
+
 def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] | None:
     """Refuse native video the provider cannot take; warn about clamped options; the
     limits that will apply, for the eval's metadata."""
@@ -387,6 +399,7 @@ def hss_judge_audit(
             used
     """
     o = opt.checked(locals())
+    check_media_cache()  # the perturber's variants are kept there
     release = open_release(o["dataset"], o["revision"])
     return build_audit_task(
         release,

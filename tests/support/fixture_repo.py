@@ -55,6 +55,21 @@ def _one(title: str = "States the key fact") -> tuple[dict[str, Any], ...]:
     return ({"id": "c1", "title": title},)
 
 
+def one_criterion_task(
+    task_id: str, behaviour: str, media_type: str, media_path: str
+) -> FixtureTask:
+    """A task of one domain with a single criterion: where only the media matter."""
+    return FixtureTask(
+        task_id,
+        behaviour,
+        "Temporal & Causal Dynamics",
+        "Retrodiction",
+        media_type,
+        media_path,
+        _one(),
+    )
+
+
 TASKS: tuple[FixtureTask, ...] = (
     FixtureTask(
         "img-pass",
@@ -227,6 +242,25 @@ def write_video(
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
     return times
+
+
+def write_noise_video(
+    path: Path, frames: int, size: tuple[int, int] = (768, 432), seed: int = 0
+) -> None:
+    """High-entropy frames at 2 fps: JPEGs of a few hundred KB each at a modest count."""
+    rng = np.random.default_rng(seed)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(
+            "libx264", rate=2, options={"crf": "4", "preset": "ultrafast"}
+        )
+        stream.width, stream.height = size
+        stream.pix_fmt = "yuv420p"
+        for index in range(frames):
+            pixels = rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+            frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
+            frame.pts, frame.time_base = index, Fraction(1, 2)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
 
 
 def write_image(

@@ -98,3 +98,13 @@ def priced_scripted_run(log_dir: Path, price: dict[str, float]) -> EvalLog:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return read_eval_log(done.stdout.strip().splitlines()[-1])
+
+
+# Inspect's banner of registered hooks (its version, the count, one line per hook), which
+# it prints before an eval's own output when the package's hooks are registered.
+_BANNER = ("inspect_ai v", "- hooks enabled:", "  hss_inspect/")
+
+
+def lines_after_banner(output: str) -> list[str]:
+    """The non-blank lines of a command's output that are not Inspect's hook banner."""
+    return [line for line in output.splitlines() if line.strip() and not line.startswith(_BANNER)]

@@ -24,7 +24,7 @@ from hss_inspect.audit.perturber import Perturbation
 from hss_inspect.audit.variants import Variant
 
 # The media cache's atomic write (temporary file, then rename) serves these entries too.
-from hss_inspect.media.store import _write_atomically, cache_root
+from hss_inspect.media.store import cache_root, write_atomically
 
 AUDIT_SECTION = "audit"
 ENTRY_FORMAT = 1
@@ -84,12 +84,18 @@ async def _held(path: Path) -> AsyncIterator[None]:
     """Exclusive hold on one entry: within this process, then across processes.
 
     The file lock is taken in a worker thread, so waiting for another process never
-    blocks this process's event loop.
+    blocks this process's event loop. Where the cache cannot hold a lock file, the
+    variant is made without one (and kept only in this run).
     """
     lock = _process_locks.setdefault(str(path), anyio.Lock())
     async with lock:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.with_suffix(".lock").open("a+b") as handle:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = path.with_suffix(".lock").open("a+b")
+        except OSError:  # a cache that cannot hold the lock cannot hold the entry either
+            yield
+            return
+        with handle:
             if os.name == "posix":
                 import fcntl
 
@@ -110,5 +116,5 @@ async def cached_perturbation(
             if stored is not None:
                 return stored, True
         made = await make()
-        _write_atomically(path, encode_entry(key, made))
+        write_atomically(path, encode_entry(key, made), root or cache_root())
         return made, False

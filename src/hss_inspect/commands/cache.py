@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hss_inspect.media.store import cache_stats, clear_cache
+from hss_inspect.media.store import cache_stats, check_cache_folder, clear_cache
 
 CACHE_ENV_HINT = "set HSS_INSPECT_CACHE to move it"
 
@@ -14,6 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_cache_folder()
     stats = clear_cache() if args.clear else cache_stats()
     verb = "cleared" if args.clear else "holds"
     print(

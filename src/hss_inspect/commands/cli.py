@@ -7,11 +7,14 @@ Each subcommand lives in its own module, imported only when that subcommand runs
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
+
+from hss_inspect.core.settings import NO_EVAL_ENV
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class Command:
     help: str
     add_arguments: str = "add_arguments"
     run: str = "run"
+    runs_evals: bool = False
 
     def function(self, name: str) -> Any:
         return getattr(import_module(f"hss_inspect.commands.{self.module}"), name)
@@ -59,7 +63,9 @@ COMMANDS: dict[str, Command] = {
         "add_failures_arguments",
         "failures_command",
     ),
-    "recipe": Command("recipe", "run one of the paper's experiments as an eval set"),
+    "recipe": Command(
+        "recipe", "run one of the paper's experiments as an eval set", runs_evals=True
+    ),
     "rebuild-frames": Command(
         "rebuild", "rebuild the frames (or image) a logged sample was sent and check them"
     ),
@@ -78,10 +84,16 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command; run as the program (no `argv`), this process is the command's own."""
+    as_program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(chosen).parse_args(argv)
     command = COMMANDS[args.command]
+    if as_program and not command.runs_evals:
+        # The package's Inspect hook is then not registered, so Inspect prints no banner
+        # of hooks before the command's own lines (log_size.register_hook).
+        os.environ[NO_EVAL_ENV] = command.module
     try:
         return int(command.function(command.run)(args))
     except Exception as exc:

@@ -7,7 +7,9 @@ Each selected sample's user turn is built exactly as the task builds it for the 
 filling the same cache), so the figures are those of the requests the run will send. Image
 tokens follow the model family's or the provider's formula (`image_tokens` in
 task_configs/model_limits.yaml); the window is found as the run finds it
-(`providers.context`), the server asked at `--model-base-url` or the provider's URL.
+(`providers.context`), the server asked at `--model-base-url` or the provider's URL. It
+also says how much of that media was already prepared, and what building the requests had
+to decode, with the time that took.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hss_inspect.core.options import (
     FRAME_OPTIONS,
     SELECTION_OPTIONS,
     add_flags,
+    add_model_server_flags,
     media_settings,
 )
 from hss_inspect.core.settings import (
@@ -34,6 +37,7 @@ from hss_inspect.core.settings import (
 )
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
+from hss_inspect.media import store
 from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import (
     TokenRule,
@@ -118,7 +122,7 @@ async def _estimate_rows(
     model: str,
     base_url: str | None,
     max_tokens: int | None,
-) -> tuple[TokenBudget, list[RequestEstimate]]:
+) -> tuple[TokenBudget, list[RequestEstimate], dict[str, Any]]:
     from hss_inspect.conditions.turn import user_turn_for
     from hss_inspect.providers.context import budget_for_name
 
@@ -126,22 +130,57 @@ async def _estimate_rows(
         model, media.context_window, media.output_reserve, base_url, max_tokens
     )
     estimates = []
+    sent: list[tuple[str, str]] = []
+    before = store.activity()
     for row in rows:
-        meta = {
-            "task_id": row.task_id,
-            "media_path": row.media_path,
-            "media_type": row.media_type,
-            "prompt": row.prompt,
-        }
         try:
-            _, record = await user_turn_for(release, media, model, meta, budget)
+            _, record = await user_turn_for(release, media, model, row.sample_metadata(), budget)
         except DoesNotFit as exc:  # the run would fail this sample before sending it
             estimates.append(
                 RequestEstimate(row.task_id, "frames", 0, 0, 0, [], fit=str(exc), sent=False)
             )
             continue
         estimates.append(estimate_request(record, row.task_id))
-    return budget, estimates
+        sent.append((record["kind"], record["media_sha256"]))
+    return budget, estimates, prepared_media(sent, store.activity().since(before))
+
+
+def prepared_media(sent: list[tuple[str, str]], work: store.Activity) -> dict[str, Any]:
+    """How much of the run's media was in the cache before this estimate, and what building
+    its requests had to decode (the run reads it from the cache now, if it could be kept)."""
+    clips = {digest for kind, digest in sent if kind == "frames"}
+    images = {digest for kind, digest in sent if kind == "image"}
+    decoded = {digest: frames for digest, frames in work.clips.items() if digest in clips}
+    return {
+        "clips": len(clips),
+        "clips_prepared": len(clips - decoded.keys()),
+        "images": len(images),
+        "images_prepared": len(images - work.images.keys()),
+        "clips_decoded": len(decoded),
+        "frames_decoded": sum(decoded.values()),
+        "decode_seconds": round(work.decode_seconds, 3),
+        "stored": work.not_stored == 0,
+    }
+
+
+def media_lines(media: dict[str, Any], model: str) -> list[str]:
+    lines = [
+        f"media in the cache:  {media['clips_prepared']} of {media['clips']} clip(s), "
+        f"{media['images_prepared']} of {media['images']} image(s), prepared before this estimate"
+    ]
+    if not media["clips_decoded"]:
+        return [*lines, "left to decode:      nothing: the run reads every clip's frames"]
+    kept = (
+        "now cached for the run"
+        if media["stored"]
+        else "the cache could not keep them, so the run decodes them again"
+    )
+    return [
+        *lines,
+        f"left to decode:      {media['clips_decoded']} clip(s), {media['frames_decoded']:,} "
+        f"frames: {media['decode_seconds']:.1f} s of decoding, done here and {kept} "
+        f"(`hss-inspect prepare --model {model}` does it off the clock)",
+    ]
 
 
 def summary(
@@ -193,6 +232,7 @@ def render(result: dict[str, Any]) -> str:
             f"({result['largest_request_task']})",
             f"image input tokens:  {token_text}",
             f"context window:      {window_text(result['token_budget'])}",
+            *(media_lines(result["media"], result["model"]) if "media" in result else []),
             *fit_lines(result),
             *(cost.cost_lines(result["cost"]) if "cost" in result else []),
         ]
@@ -257,17 +297,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--epochs", type=int, default=DEFAULT_EPOCHS, help="attempts per task, as in the run"
     )
     add_flags(parser, ESTIMATE_OPTIONS)
-    parser.add_argument(
-        "--model-base-url",
-        help="the model's server, as `inspect eval --model-base-url` takes it (asked for its "
-        "context window); else the provider's environment variable",
-    )
-    parser.add_argument(
-        "--max-tokens",
-        type=int,
-        help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
-        "the context window",
-    )
+    add_model_server_flags(parser)
     cost.add_cost_config_argument(parser, "the model and the judge")
     parser.add_argument(
         "--grader",
@@ -321,6 +351,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    store.check_cache_folder()
     media = media_settings(vars(args))
     refusal = native_video_refusal(media, args.model)
     if refusal is not None:
@@ -334,11 +365,12 @@ def run(args: argparse.Namespace) -> int:
     prices = cost.load_cost_config(args.model_cost_config)
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
-    budget, estimates = asyncio.run(
+    budget, estimates, prepared = asyncio.run(
         _estimate_rows(release, rows, media, args.model, args.model_base_url, args.max_tokens)
     )
     rule = rule or token_rule_for(args.model, budget.served_root, media.token_rules)
     result = summary(estimates, args.epochs, args.model, budget, rule)
+    result["media"] = prepared
     model, grader = (cost.inspect_pricing(m, prices) for m in (args.model, args.grader))
     # a clip that cannot fit is never sent, nor judged
     sent = [(row, e) for row, e in zip(rows, estimates, strict=True) if e.sent]

@@ -9,6 +9,8 @@ from pathlib import Path
 from hss_inspect.core.options import FRAME_OPTIONS, add_flags, frame_settings
 from hss_inspect.media.store import (
     cached_sample_video,
+    check_cache_folder,
+    file_sha256,
     manifest_of,
     remembered_sha256,
     write_frames,
@@ -30,10 +32,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.video.is_file():
         print(f"hss-inspect frames: no such file {args.video}", file=sys.stderr)
         return 2
-    digest = remembered_sha256(args.video)
     if args.no_cache:
+        digest = file_sha256(args.video)
         video = sample_video(args.video, settings)
     else:
+        check_cache_folder()
+        digest = remembered_sha256(args.video)
         video = cached_sample_video(args.video, settings, digest)
     write_frames(args.out, video, manifest_of(video, settings, digest))
     print(

@@ -437,6 +437,22 @@ def add_flags(
             )  # fmt: skip
 
 
+def add_model_server_flags(parser: argparse.ArgumentParser) -> None:
+    """`--model-base-url` and `--max-tokens`, as `inspect eval` takes them: the server a
+    model's context window is asked of, and the output kept free in that window."""
+    parser.add_argument(
+        "--model-base-url",
+        help="the model's server, as `inspect eval --model-base-url` takes it (asked for its "
+        "context window); else the provider's environment variable",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="as `inspect eval --max-tokens`: the output budget the run sends, kept free in "
+        "the context window",
+    )
+
+
 def options_table(names: Sequence[str]) -> str:
     """The README's table of these options (name, default, meaning)."""
     rows = [[f"`{n}`", f"`{OPTIONS[n].shown_default}`", OPTIONS[n].help] for n in names]

@@ -30,6 +30,10 @@ CACHE_PLAN_RECORD = "cache_plan"
 # Inspect's stop reason for an answer the provider's policy filter refused.
 POLICY_STOP = "content_filter"
 
+# Set by the `hss-inspect` command in its process for a subcommand that runs no eval: the
+# package then registers no Inspect hook there, and Inspect prints no hook banner.
+NO_EVAL_ENV = "HSS_INSPECT_NO_EVAL"
+
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
 FRAME_JPEG_QUALITY = 90
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
@@ -16,17 +15,7 @@ def row_to_sample(row: TaskRow) -> Sample:
         id=row.task_id,
         input=row.prompt,
         target=row.golden_response,
-        metadata={
-            "task_id": row.task_id,
-            "media_type": row.media_type,
-            "domain": row.domain,
-            "subdomain": row.subdomain,
-            "media_path": row.media_path,
-            "prompt": row.prompt,
-            "golden_response": row.golden_response,
-            "criteria": [asdict(c) for c in row.criteria],
-            "rubric_sha256": row.rubric_sha256,
-        },
+        metadata=row.sample_metadata(),
     )
 
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -64,6 +64,21 @@ class TaskRow:
             "criteria": [[c.id, c.title, c.weight] for c in self.criteria],
         }
         return _sha256_json(payload)
+
+    def sample_metadata(self) -> dict[str, Any]:
+        """The metadata of the row's Inspect sample, which its user turn is built from
+        (by the run, `hss-inspect estimate` and `prepare` alike)."""
+        return {
+            "task_id": self.task_id,
+            "media_type": self.media_type,
+            "domain": self.domain,
+            "subdomain": self.subdomain,
+            "media_path": self.media_path,
+            "prompt": self.prompt,
+            "golden_response": self.golden_response,
+            "criteria": [asdict(c) for c in self.criteria],
+            "rubric_sha256": self.rubric_sha256,
+        }
 
 
 def question_sha256(prompt: str, media_sha256: str) -> str:

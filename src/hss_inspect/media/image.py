@@ -34,6 +34,33 @@ class PreparedImage:
     original_bytes: int
 
 
+@dataclass(frozen=True)
+class ImageFacts:
+    """What decides how an image is sent, known once it has been prepared: its upright
+    size, its bytes, and the type it goes as when untouched (None: always re-encoded)."""
+
+    width: int
+    height: int
+    bytes: int
+    mime: str | None
+
+    def sent_as_is(self, max_side: int, max_bytes: int, max_pixels: int | None) -> bool:
+        pixels_ok = max_pixels is None or self.width * self.height <= max_pixels
+        fits = max(self.width, self.height) <= max_side and self.bytes <= max_bytes
+        return self.mime is not None and fits and pixels_ok
+
+    def reencoding_limits(
+        self, max_side: int, max_bytes: int, max_pixels: int | None
+    ) -> tuple[int | None, int, int | None]:
+        """The limits a re-encoding depends on; None for one that cannot change it: a
+        side at or above the image's own, a pixel cap that does not scale it down."""
+        side = None if max_side >= max(self.width, self.height) else max_side
+        pixels = max_pixels
+        if max_pixels is not None and _pixel_scale(self.width * self.height, max_pixels) >= 1:
+            pixels = None
+        return side, max_bytes, pixels
+
+
 def prepare_image(
     path: Path,
     max_side: int,
@@ -42,16 +69,31 @@ def prepare_image(
     max_pixels: int | None = None,
 ) -> PreparedImage:
     """The bytes to send for the image at `path` under the side, pixel and size limits."""
+    return prepare_image_with_facts(path, max_side, max_bytes, deadline, max_pixels)[0]
+
+
+def prepare_image_with_facts(
+    path: Path,
+    max_side: int,
+    max_bytes: int,
+    deadline: Deadline = NO_DEADLINE,
+    max_pixels: int | None = None,
+) -> tuple[PreparedImage, ImageFacts]:
+    """`prepare_image`, and the facts that tell how the image goes under other limits."""
     raw = path.read_bytes()
     upright, source_format = upright_image(raw, path)
     deadline.check(path)
     width, height = upright.size
-    mime = _PASSTHROUGH.get(source_format)
-    pixels_ok = max_pixels is None or width * height <= max_pixels
-    if mime and max(width, height) <= max_side and pixels_ok and len(raw) <= max_bytes:
-        return PreparedImage(raw, mime, width, height, False, len(raw))
+    facts = ImageFacts(width, height, len(raw), _PASSTHROUGH.get(source_format))
+    if facts.mime is not None and facts.sent_as_is(max_side, max_bytes, max_pixels):
+        return PreparedImage(raw, facts.mime, width, height, False, len(raw)), facts
     data, size = _reencode_within(upright, max_side, max_bytes, path, deadline, max_pixels)
-    return PreparedImage(data, "image/jpeg", size[0], size[1], True, len(raw))
+    return PreparedImage(data, "image/jpeg", size[0], size[1], True, len(raw)), facts
+
+
+def _pixel_scale(pixels: int, max_pixels: int) -> float:
+    # floor to whole pixels below the limit: rounding up could land one row over it
+    return math.sqrt(max_pixels / pixels) * 0.999
 
 
 def upright_image(raw: bytes, path: Path) -> tuple[Image.Image, str]:
@@ -96,8 +138,7 @@ def _reencode_within(
     image = _flatten(image)
     scale = min(1.0, max_side / max(image.size))
     if max_pixels is not None:
-        # floor to whole pixels below the limit: rounding up could land one row over it
-        scale = min(scale, math.sqrt(max_pixels / (image.width * image.height)) * 0.999)
+        scale = min(scale, _pixel_scale(image.width * image.height, max_pixels))
     while True:
         size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
         resized = image if size == image.size else image.resize(size, Image.Resampling.LANCZOS)

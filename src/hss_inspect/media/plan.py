@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from hss_inspect.core.settings import FrameSettings
@@ -82,6 +82,21 @@ def plan_frames(
     return FramePlan(
         duration, effective_fps, planned, tuple(kept), declared - planned, decodable_span
     )
+
+
+def frames_that_matter(settings: FrameSettings) -> FrameSettings:
+    """`settings` less what cannot change a single frame: an image cap at or above
+    `max_frames` thins nothing, since no clip is planned more frames than that. Settings
+    that differ only there share one cache entry (a provider's cap of 600 or 1,500
+    images, and none at all, all give the same 500 frames)."""
+    if settings.max_images is not None and settings.max_images >= settings.max_frames:
+        return replace(settings, max_images=None)
+    return settings
+
+
+def unthinned(settings: FrameSettings) -> FrameSettings:
+    """The settings whose frames hold every frame of a plan thinned under `settings`."""
+    return replace(settings, max_images=None)
 
 
 def slots_emitted(span: float, effective_fps: float) -> int:

@@ -23,12 +23,13 @@ from hss_inspect.media.errors import Deadline
 from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
 from hss_inspect.media.plan import FramePlan
 from hss_inspect.media.store import (
+    cached_clip_geometry,
     cached_decode_plan,
     cached_prepare_image,
     cached_sample_video,
     remembered_sha256,
 )
-from hss_inspect.media.video import SampledVideo, probe_duration, probe_frame_size
+from hss_inspect.media.video import SampledVideo
 
 R = TypeVar("R")
 DEFAULT_TIME_LIMIT = DEFAULT_MEDIA.media_timeout
@@ -117,11 +118,12 @@ _geometry: dict[str, tuple[float, int, int]] = {}
 
 
 async def video_geometry(path: Path) -> tuple[float, int, int]:
-    """The clip's duration and its frames' size as shown, probed once per clip and process."""
+    """The clip's duration and its frames' size as shown: probed once, then read from the
+    cache (a prepared clip is not opened for them), and kept for the process."""
     digest = await media_sha256(path)
     if digest not in _geometry:
         _geometry[digest] = await _once(
-            ("geometry", digest), lambda _: (probe_duration(path), *probe_frame_size(path))
+            ("geometry", digest), lambda _: cached_clip_geometry(path, digest)
         )
     return _geometry[digest]
 

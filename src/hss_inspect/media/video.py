@@ -24,7 +24,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
@@ -35,7 +35,13 @@ from PIL import Image
 
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
-from hss_inspect.media.plan import FramePlan, last_before, plan_frames, select_per_boundary
+from hss_inspect.media.plan import (
+    FramePlan,
+    last_before,
+    plan_frames,
+    select_per_boundary,
+    thin_uniformly,
+)
 
 # Display-matrix rotation (degrees counter-clockwise, as PyAV reports it) to the
 # transpose that the ffmpeg command line's autorotation applies.
@@ -80,6 +86,23 @@ class SampledVideo:
     @property
     def thinned(self) -> bool:
         return len(self.timestamps) < self.planned_frames
+
+
+def thinned_video(full: SampledVideo, cap: int) -> SampledVideo:
+    """The frames of `full` (a clip's unthinned frames) that thinning to `cap` images keeps.
+
+    Thinning keeps slots of the same plan, and a slot's frame depends only on the plan and
+    the frame settings, so these are byte for byte the frames a decode thinned to `cap`
+    gives, taken without opening the clip."""
+    if full.thinned:
+        raise ValueError("thinned_video needs the unthinned frames of a clip")
+    keep = thin_uniformly(full.planned_frames, cap)
+    return replace(
+        full,
+        timestamps=tuple(full.timestamps[i] for i in keep),
+        source_times=tuple(full.source_times[i] for i in keep),
+        jpegs=tuple(full.jpegs[i] for i in keep),
+    )
 
 
 @dataclass(frozen=True)
