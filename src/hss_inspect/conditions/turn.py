@@ -28,7 +28,7 @@ from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.plan import plan_frames
 from hss_inspect.media.uri import data_uri
-from hss_inspect.media.video import SampledVideo, probe_duration, scaled_size
+from hss_inspect.media.video import SampledVideo, scaled_size
 from hss_inspect.providers.fit import (
     NO_BUDGET,
     DoesNotFit,
@@ -307,7 +307,7 @@ async def image_content(
 
 
 async def native_video_content(path: Path) -> tuple[list[Content], dict[str, Any]]:
-    duration = await asyncio.to_thread(probe_duration, path)
+    duration, _, _ = await service.video_geometry(path)  # a prepared clip is not opened
     data = await asyncio.to_thread(path.read_bytes)
     video_format = NATIVE_VIDEO_FORMATS[path.suffix.lower()]
     content: list[Content] = [

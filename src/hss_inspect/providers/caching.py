@@ -14,7 +14,7 @@ here is arithmetic over them and over the run's pace.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any, Literal
 
@@ -249,12 +249,7 @@ class CacheDecision:
     expected_reads: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "ttl": self.ttl,
-            "reason": self.reason,
-            "expected_reads": self.expected_reads,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

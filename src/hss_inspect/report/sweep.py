@@ -4,7 +4,7 @@ differ only in one setting, one row per model and subdomain, one column per leve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from hss_inspect.core.errors import InputError
@@ -28,12 +28,7 @@ class SweepRow:
     delta: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "group": self.group,
-            "values": self.values,
-            "delta": self.delta,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
