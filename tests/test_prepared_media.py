@@ -5,6 +5,7 @@ opens it (tests/support/count_opens), in the commands' own processes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hashlib
@@ -21,8 +22,11 @@ from typing import Any
 import av
 import pytest
 from inspect_ai.log import EvalLog
+from inspect_ai.model import ContentText
 
 from hss_inspect.commands.cli import main as cli_main
+from hss_inspect.conditions.prompt import native_video_note
+from hss_inspect.conditions.turn import native_video_content
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import store
 from hss_inspect.media.image import prepare_image
@@ -180,6 +184,21 @@ def test_clip_facts_spare_opening_a_prepared_clip(
     facts.write_text(facts.read_text().replace('"height": 240', '"height": 241'))
     assert store.cached_clip_geometry(clip) == expected
     assert len(counted_av_open) >= 1
+
+
+def test_a_prepared_clip_sent_as_native_video_is_not_opened_for_its_duration(
+    tmp_path: Path, counted_av_open: list[str]
+) -> None:
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=25, seconds=3.0, size=(240, 160))
+    duration = probe_duration(clip)
+    store.cached_sample_video(clip, FrameSettings())
+    counted_av_open.clear()
+    content, details = asyncio.run(native_video_content(clip))
+    assert counted_av_open == []
+    assert details["duration"] == duration == 3.0
+    assert isinstance(content[0], ContentText)
+    assert content[0].text == native_video_note(duration)
 
 
 def test_an_image_is_prepared_once_for_every_providers_limits(
