@@ -20,7 +20,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
 from hss_inspect.commands.recipe import RECIPES, plan_recipe, with_task_args
-from hss_inspect.report.paper import deployment, paper_data
+from hss_inspect.providers.paper_models import deployment, paper_data
 
 inspect_flow = pytest.importorskip("inspect_flow", reason="Inspect Flow: pip install '.[flow]'")
 from inspect_flow.api import load_spec  # noqa: E402

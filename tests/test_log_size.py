@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
-from hss_inspect.log_size import (
+from hss_inspect.hooks.log_size import (
     FRAME_BYTES_AT_768,
     clip_bytes,
     frame_bytes,

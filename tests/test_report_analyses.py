@@ -12,14 +12,14 @@ import pytest
 from PIL import Image
 
 from hss_inspect.commands.cli import main
-from hss_inspect.report import plots
-from hss_inspect.report.paper import (
+from hss_inspect.providers.paper_models import (
     deployments,
     judges,
-    published_rows,
     registry_rows,
     request_settings,
 )
+from hss_inspect.report import plots
+from hss_inspect.report.paper import published_rows
 from hss_inspect.report.records import read_logs
 from hss_inspect.report.stats import cohen_kappa, mcnemar_exact_p, pass_at_k, spearman
 from hss_inspect.report.sweep import build_sweep

@@ -6,8 +6,8 @@ from hss_inspect.conditions.solver import hss_input, oracle_answer
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.metrics import hss_metrics
 from hss_inspect.grading.scorer import rubric_judge
-from hss_inspect.log_size import LogSizeWarning
-from hss_inspect.run_pace import RunPace
+from hss_inspect.hooks.log_size import LogSizeWarning
+from hss_inspect.hooks.run_pace import RunPace
 from hss_inspect.scripted import ScriptedModel
 from hss_inspect.task import (
     hss,

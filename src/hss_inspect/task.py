@@ -7,7 +7,6 @@ which read tasks from source, see every one of them.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -18,10 +17,11 @@ from inspect_ai.solver import Solver
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.conditions.agentic.loop import hss_agent
 from hss_inspect.conditions.answer import answer
+from hss_inspect.conditions.preflight import check_before_run, check_media_cache
 from hss_inspect.conditions.solver import hss_input, oracle_answer
 from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
-from hss_inspect.core.errors import InputError, SetupError
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
@@ -36,20 +36,9 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
-from hss_inspect.media import store
-from hss_inspect.providers.batching import batch_refusal
+from hss_inspect.hooks.run_pace import RunPace  # noqa: F401  (registers the pace hook with the tasks)
 from hss_inspect.providers.context import batch_mode
-from hss_inspect.providers.limits import (
-    applied_limits,
-    clamp_warnings,
-    native_video_refusal,
-    user_token_rules,
-)
-from hss_inspect.providers.tokens import check_rule
-from hss_inspect.run_pace import RunPace  # noqa: F401  (registers the pace hook with the tasks)
 from hss_inspect.versioning import comparability_version, task_version
-
-logger = logging.getLogger(__name__)
 
 
 @task
@@ -142,13 +131,15 @@ def hss(
         labeler_retries: re-asks of the labeller when its reply names no valid cause
     """
     o = opt.checked(locals())
-    check_token_rules(o["token_rules"])
     media_settings = opt.media_settings(o)
     agent = agent_settings_of(o)
-    provider_limits = check_model_limits(media_settings, o["condition"])
-    check_batch_mode(o["condition"])
-    if o["condition"] in ("standard", "agentic"):
-        check_media_cache()
+    model = active_model()
+    limits = check_before_run(
+        media_settings,
+        None if model is None else str(model),
+        o["condition"],
+        model is not None and batch_mode(model),
+    )
     release = open_release(o["dataset"], o["revision"])
     rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
     return Task(
@@ -181,7 +172,7 @@ def hss(
                 "videos": sum(row.media_type == "video" for row in rows),
             },
             "hss_media_settings": media_settings.as_dict(),
-            "hss_provider_limits": provider_limits,
+            "hss_provider_limits": None if limits is None else limits_record(limits),
             "hss_model_errors": o["model_errors"],
             "hss_cache_plan": o["cache_plan"],
             "hss_judge_retries": o["judge_retries"],
@@ -313,63 +304,6 @@ def active_model() -> Model | None:
         return get_model()
     except Exception:  # no active model: the task was built outside `inspect eval`
         return None
-
-
-def model_under_evaluation() -> str | None:
-    model = active_model()
-    return None if model is None else str(model)
-
-
-def check_batch_mode(condition: str) -> None:
-    """Refuse, before any model is called, a batched run that Inspect's batcher would end
-    midway (docs/batch.md)."""
-    model = active_model()
-    if model is None:
-        return
-    refusal = batch_refusal(str(model), condition, batch_mode(model))
-    if refusal is not None:
-        raise SetupError(refusal)
-
-
-def check_token_rules(path: str | None) -> None:
-    """Every rule of a -T token_rules file can be used, whichever model it is for: a rule
-    is otherwise found broken only when a model (or a server's checkpoint) matches it."""
-    if path is None:
-        return
-    try:
-        for rule in user_token_rules(path):
-            check_rule(rule)
-    except ValueError as exc:
-        raise SetupError(str(exc)) from None
-
-
-def check_media_cache() -> None:
-    """A cache path that is not a folder stops the run here, before any model is called,
-    rather than failing every sample (a full or read-only cache only warns)."""
-    try:
-        store.check_cache_folder()
-    except store.CacheFolderError as exc:
-        raise SetupError(str(exc)) from None
-
-
-def check_model_limits(media: MediaSettings, condition: str) -> dict[str, Any] | None:
-    """Refuse native video the provider cannot take; warn about clamped options; the
-    limits that will apply, for the eval's metadata."""
-    model = model_under_evaluation()
-    if model is None or condition not in ("standard", "agentic"):
-        return None
-    refusal = native_video_refusal(media, model)
-    if refusal is not None:
-        raise SetupError(refusal)
-    try:
-        limits = applied_limits(media, model)
-        if limits.token_rule is not None:
-            check_rule(limits.token_rule)
-    except ValueError as exc:  # a -T token_rules file or rule that cannot be used
-        raise SetupError(str(exc)) from None
-    for warning in clamp_warnings(limits):
-        logger.warning(warning)
-    return limits_record(limits)
 
 
 @task

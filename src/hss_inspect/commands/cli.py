@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = COMMANDS[args.command]
     if as_program and not command.runs_evals:
         # The package's Inspect hook is then not registered, so Inspect prints no banner
-        # of hooks before the command's own lines (log_size.register_hook).
+        # of hooks before the command's own lines (hooks.registration).
         os.environ[NO_EVAL_ENV] = command.module
     try:
         return int(command.function(command.run)(args))

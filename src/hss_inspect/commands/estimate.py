@@ -22,7 +22,7 @@ from typing import Any
 
 from hss_inspect.commands import cost
 from hss_inspect.commands.pilot import read_pilot
-from hss_inspect.core.errors import SetupError
+from hss_inspect.conditions.preflight import check_before_run
 from hss_inspect.core.markdown import aligned
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
@@ -41,13 +41,11 @@ from hss_inspect.media import store
 from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import (
     TokenRule,
-    native_video_refusal,
     provider_rules,
     token_rule_for,
 )
+from hss_inspect.providers.paper_models import judges
 from hss_inspect.providers.prices import text_tokens
-from hss_inspect.providers.tokens import check_rule
-from hss_inspect.report.paper import judges
 
 
 @dataclass
@@ -351,17 +349,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store.check_cache_folder()
     media = media_settings(vars(args))
-    refusal = native_video_refusal(media, args.model)
-    if refusal is not None:
-        raise SetupError(refusal)
-    try:
-        rule = token_rule_for(args.model, None, media.token_rules)
-        if rule is not None:
-            check_rule(rule)
-    except ValueError as exc:
-        raise SetupError(str(exc)) from None
+    limits = check_before_run(media, args.model, "standard")
+    rule = None if limits is None else limits.token_rule
     prices = cost.load_cost_config(args.model_cost_config)
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)

@@ -16,7 +16,7 @@ from typing import Any
 from hss_inspect.core.command_line import inspect_eval_command
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.paper import (
+from hss_inspect.providers.paper_models import (
     Deployment,
     deployment,
     deployments,
@@ -25,7 +25,7 @@ from hss_inspect.report.paper import (
     judges,
     paper_data,
 )
-from hss_inspect.report.paper import request_settings as paper_request
+from hss_inspect.providers.paper_models import request_settings as paper_request
 
 RECIPES: dict[str, str] = {
     "table1": "every model of Table 1, 3 attempts, primary judge",

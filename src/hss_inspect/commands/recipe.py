@@ -32,10 +32,7 @@ from hss_inspect.commands.plans import (
 )
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.paper import (
-    judges,
-    paper_data,
-)
+from hss_inspect.providers.paper_models import judges, paper_data
 
 
 def run_plan(

@@ -1,20 +1,13 @@
-"""The paper's model registry (Table 5) and published rows (Table 1), read from
-`task_configs/paper_models.yaml`. Native video and frame caps are not stored there: they
-are whatever `task_configs/model_limits.yaml` gives the model's Inspect name, so the
-registry and the eval never disagree about them."""
+"""The paper's published rows (Table 1), read from `task_configs/paper_models.yaml` beside
+the registry of its models (`providers.paper_models`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-from hss_inspect.core.config import load_yaml
-from hss_inspect.core.errors import InputError
-from hss_inspect.core.settings import DEFAULT_FRAMES
-from hss_inspect.providers.limits import limits_for
+from hss_inspect.providers.paper_models import deployment, paper_data
 
-PAPER_FILE = "paper_models.yaml"
 PUBLISHED_COLUMNS: tuple[str, ...] = (
     "pass_at_1",
     "ci95",
@@ -30,29 +23,6 @@ PUBLISHED_COLUMNS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class Deployment:
-    """One model (or judge) as the paper called it."""
-
-    name: str
-    vendor: str
-    endpoint: str
-    api: str
-    effort: str
-    max_tokens: int | None
-    inspect_model: str
-    settings_published: bool = True
-
-    @property
-    def native_video(self) -> bool:
-        return limits_for(self.inspect_model).native_video
-
-    @property
-    def frame_cap(self) -> int:
-        cap = limits_for(self.inspect_model).max_images
-        return DEFAULT_FRAMES.max_frames if cap is None else min(cap, DEFAULT_FRAMES.max_frames)
-
-
-@dataclass(frozen=True)
 class PublishedRow:
     """A row of the paper's Table 1; figures in percent (tokens as counts)."""
 
@@ -60,71 +30,6 @@ class PublishedRow:
     vendor: str
     kind: str  # human, model or control
     values: dict[str, float | None]
-
-
-@cache
-def paper_data() -> dict[str, Any]:
-    return load_yaml("task_configs", PAPER_FILE)
-
-
-def request_settings() -> dict[str, int]:
-    """Timeout (s), retries and attempts of every request of the paper (App. C.1, C.4)."""
-    return {k: int(v) for k, v in paper_data()["request"].items()}
-
-
-def release_tasks() -> int:
-    """Tasks of the released benchmark (Sec. 2.4, Table 3)."""
-    return int(paper_data()["release"]["tasks"])
-
-
-def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
-    """The generate options the paper ran `model` with (Table 5, App. C.1), at `effort`
-    instead of its own where given."""
-    request = request_settings()
-    settings: dict[str, Any] = {
-        "reasoning_effort": effort or model.effort,
-        "timeout": request["timeout"],
-        "max_retries": request["max_retries"],
-    }
-    if model.max_tokens is not None:
-        settings["max_tokens"] = model.max_tokens
-    return settings
-
-
-def judge_settings(judge: Deployment) -> dict[str, Any]:
-    """A judge as the paper ran it: its model and generate options (Table 5)."""
-    settings: dict[str, Any] = {"model": judge.inspect_model, "reasoning_effort": judge.effort}
-    if judge.max_tokens is not None:
-        settings["max_tokens"] = judge.max_tokens
-    return settings
-
-
-def deployments() -> list[Deployment]:
-    return [_deployment(entry, entry["model"]) for entry in paper_data()["models"]]
-
-
-def judges() -> list[Deployment]:
-    return [_deployment(entry, entry["name"]) for entry in paper_data()["judges"]]
-
-
-def deployment(name: str) -> Deployment:
-    for found in deployments() + judges():
-        if name in (found.name, found.inspect_model, found.endpoint):
-            return found
-    raise InputError(f"{name!r} is not a model of the paper's Table 5 ({PAPER_FILE})")
-
-
-def _deployment(entry: dict[str, Any], name: str) -> Deployment:
-    return Deployment(
-        name=name,
-        vendor=str(entry.get("vendor", "Judge")),
-        endpoint=str(entry["endpoint"]),
-        api=str(entry["api"]),
-        effort=str(entry["effort"]),
-        max_tokens=entry.get("max_tokens"),
-        inspect_model=str(entry["inspect_model"]),
-        settings_published=bool(entry.get("settings_published", True)),
-    )
 
 
 def published_rows() -> list[PublishedRow]:
@@ -157,25 +62,3 @@ def _label(model: str, effort: str, condition: str | None = None) -> str:
 
 def _values(found: dict[str, Any]) -> dict[str, float | None]:
     return {c: None if found.get(c) is None else float(found[c]) for c in PUBLISHED_COLUMNS}
-
-
-def registry_rows() -> list[dict[str, Any]]:
-    """Table 5 as rows (models, then judges), with native video and frame cap derived."""
-    rows = []
-    for found in deployments() + judges():
-        is_judge = found.vendor == "Judge"
-        published = found.settings_published and not is_judge
-        rows.append(
-            {
-                "vendor": found.vendor,
-                "model": found.name,
-                "endpoint": found.endpoint,
-                "api": found.api,
-                "effort": found.effort,
-                "max_tokens": found.max_tokens,
-                "native_video": found.native_video if published else None,
-                "frames": found.frame_cap if published else None,
-                "inspect_model": found.inspect_model,
-            }
-        )
-    return rows

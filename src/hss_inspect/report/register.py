@@ -19,18 +19,17 @@ from typing import Any
 
 from hss_inspect.core.command_line import inspect_eval_command, survives_cli
 from hss_inspect.core.markdown import table
-from hss_inspect.report.bill import shared_names
-from hss_inspect.report.numbers import MISSING, money, points, signed_points, times
-from hss_inspect.report.paper import (
-    PublishedRow,
+from hss_inspect.providers.paper_models import (
     deployment,
     generate_settings,
     judge_settings,
     judges,
     release_tasks,
     request_settings,
-    table1_row,
 )
+from hss_inspect.report.bill import shared_names
+from hss_inspect.report.numbers import MISSING, money, points, signed_points, times
+from hss_inspect.report.paper import PublishedRow, table1_row
 from hss_inspect.report.records import Invocation, LogInfo
 
 INVALID_SHARE = 0.10  # the register's checklist: at most 10 % invalid samples

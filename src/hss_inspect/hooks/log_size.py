@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai.hooks import Hooks, TaskStart
 
 from hss_inspect.core.command_line import selected_count
-from hss_inspect.core.hooks import register_hook
+from hss_inspect.hooks.registration import hss_task_spec, register_hook
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +69,10 @@ def warning_text(projected: float, videos: int, epochs: int) -> str:
 
 class LogSizeWarning(Hooks):
     async def on_task_start(self, data: TaskStart) -> None:
-        spec = data.spec
-        metadata = spec.metadata or {}
-        if "hss_media_settings" not in metadata or spec.config.log_images is False:
+        spec = hss_task_spec(data)
+        if spec is None or spec.config.log_images is False:
             return
+        metadata = spec.metadata or {}
         epochs = spec.config.epochs or 1
         selection = metadata["hss_selection"]
         share = share_run(selection.get("tasks", 0), spec.config.limit, spec.config.sample_id)

@@ -12,13 +12,13 @@ from inspect_ai.hooks import Hooks, SampleEnd, SampleStart, TaskEnd, TaskStart
 
 from hss_inspect.conditions import cache_plan
 from hss_inspect.core.command_line import selected_count
-from hss_inspect.core.hooks import register_hook
+from hss_inspect.hooks.registration import hss_task_spec, register_hook
 
 
 class RunPace(Hooks):
     async def on_task_start(self, data: TaskStart) -> None:
-        spec = data.spec
-        if "hss_media_settings" not in (spec.metadata or {}):
+        spec = hss_task_spec(data)
+        if spec is None:
             return
         samples = selected_count(
             spec.dataset.samples or 0, spec.config.limit, spec.config.sample_id
