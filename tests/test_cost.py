@@ -16,7 +16,7 @@ import pytest
 from inspect_ai.model import ModelCost, ModelInfo, set_model_cost, set_model_info
 
 from hss_inspect.commands.cli import main
-from hss_inspect.commands.cost import judge_request_bytes
+from hss_inspect.estimate.costs import judge_request_bytes
 from hss_inspect.data.release import open_release
 from hss_inspect.providers.prices import (
     Charge,
@@ -201,7 +201,7 @@ def test_pricing_never_creates_a_provider_that_could_start_a_server(
 ) -> None:
     import inspect_ai.model
 
-    from hss_inspect.commands.cost import inspect_pricing
+    from hss_inspect.providers.price_lookup import inspect_pricing
 
     asked: list[str] = []
     monkeypatch.setattr(inspect_ai.model, "get_model_info", lambda name: asked.append(name))

@@ -19,7 +19,7 @@ import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
-from hss_inspect.commands.recipe import RECIPES, plan_recipe, with_task_args
+from hss_inspect.recipes.plans import RECIPES, plan_recipe, with_task_args
 from hss_inspect.providers.paper_models import deployment, paper_data
 
 inspect_flow = pytest.importorskip("inspect_flow", reason="Inspect Flow: pip install '.[flow]'")

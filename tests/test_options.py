@@ -90,7 +90,7 @@ def test_older_flag_spellings_still_work(tmp_path: Path) -> None:
     clip = tmp_path / "clip.mp4"
     write_video(clip, seconds=2.0, fps=10)
     out = tmp_path / "frames"
-    assert main(["frames", str(clip), "--out", str(out), "--side", "64", "--no-cache"]) == 0
+    assert main(["frames", str(clip), "--out", str(out), "--frame-side", "64", "--no-cache"]) == 0
     written = sorted(out.glob("*.jpg"))
     assert written
     with Image.open(written[0]) as first:

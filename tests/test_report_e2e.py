@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
-from hss_inspect.commands.recipe import plan_recipe, run_plan
+from hss_inspect.recipes.plans import plan_recipe
+from hss_inspect.recipes.run import run_plan
 from tests.support.runs import JUDGE
 
 pytestmark = pytest.mark.slow
@@ -125,7 +126,7 @@ def test_html_report_reads_in_chromium(sweep_logs: list[EvalLog], tmp_path: Path
 def test_judges_recipe_appends_a_scorer_per_judge_and_agreement_reads_them(
     sweep_logs: list[EvalLog], model_server: tuple[str, Path], tmp_path: Path
 ) -> None:
-    from hss_inspect.commands.recipe import regrade
+    from hss_inspect.recipes.run import regrade
 
     base_url, _ = model_server
     copy = tmp_path / "regraded.eval"

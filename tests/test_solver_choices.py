@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hss_inspect.conditions.turn import use_native_video
+from hss_inspect.conditions.turn import native_video_choice
 from hss_inspect.core.settings import FrameSettings, MediaSettings
 from hss_inspect.providers.limits import applied_limits, frame_settings_for, limits_for
 
@@ -22,6 +22,10 @@ def test_paper_frame_caps_apply_only_when_no_cap_is_given() -> None:
     assert cap(media, "openai/gpt-6-astra") == 1500
     explicit = MediaSettings(frames=FrameSettings(max_images=7))
     assert cap(explicit, "openai-api/proxy/qwen3.8-max") == 7
+
+
+def use_native_video(media: MediaSettings, model: str, path: Path) -> bool:
+    return native_video_choice(media, applied_limits(media, model), model, path)[0]
 
 
 def test_native_video_follows_the_option_the_provider_and_the_file(tmp_path: Path) -> None:

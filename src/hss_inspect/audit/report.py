@@ -218,7 +218,11 @@ def _tally_cells(tally: Tally) -> list[object]:
     return counts + [rate_cell(rates.get(name)) for name in RATES]
 
 
-def judge_markdown(run: AuditRun, max_errors: int = 50) -> str:
+# Rows shown of each list of criteria and wrong verdicts in the markdown tables.
+MAX_ERRORS_LISTED = 50
+
+
+def judge_markdown(run: AuditRun) -> str:
     """The audit of one judge: by kind, by media type, by subdomain, and its errors."""
     groups = judge_groups(run)
     kind_rows = [
@@ -242,8 +246,8 @@ def judge_markdown(run: AuditRun, max_errors: int = 50) -> str:
     for title, key in (("media type", "media"), ("subdomain", "subdomain")):
         rows = [[label, *_tally_cells(tally)] for label, tally in groups[key].items()]
         lines += ["", *_table([title], rows)]
-    lines += ["", *_criterion_lines(criterion_rows(run.records), max_errors)]
-    return "\n".join([*lines, "", *_wrong_lines(wrong_verdicts(run.records), max_errors)])
+    lines += ["", *_criterion_lines(criterion_rows(run.records), MAX_ERRORS_LISTED)]
+    return "\n".join([*lines, "", *_wrong_lines(wrong_verdicts(run.records), MAX_ERRORS_LISTED)])
 
 
 def _criterion_lines(rows: Sequence[CriterionRow], limit: int) -> list[str]:
@@ -445,9 +449,9 @@ def audit_json(runs: Sequence[AuditRun]) -> dict[str, Any]:
     return {"audits": judges, "side_by_side": comparisons}
 
 
-def audit_markdown(runs: Sequence[AuditRun], max_errors: int = 50) -> str:
+def audit_markdown(runs: Sequence[AuditRun]) -> str:
     """Tables of each audit log; with two or more, each later judge beside the first."""
-    parts = [judge_markdown(run, max_errors) for run in runs]
+    parts = [judge_markdown(run) for run in runs]
     parts += [side_by_side_markdown(runs[0], other) for other in runs[1:]]
     return "\n\n".join(parts) + "\n"
 

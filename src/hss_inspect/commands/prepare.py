@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
-from hss_inspect.commands.plans import RECIPES, named_pairs, plan_recipe
+from hss_inspect.commands.arguments import named_pairs
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
     MEDIA_OPTIONS,
@@ -41,6 +41,7 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.media import store
 from hss_inspect.media.errors import Deadline
 from hss_inspect.providers.fit import TokenBudget
+from hss_inspect.recipes.plans import RECIPES, plan_recipe
 
 
 @dataclass(frozen=True)

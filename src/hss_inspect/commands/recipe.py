@@ -1,111 +1,20 @@
-"""The paper's experiments as runnable recipes over Inspect's `eval_set`.
-
-Each recipe is a plan (pure: `commands.plans.plan_recipe`) of runs built from the paper's registry
-(`task_configs/paper_models.yaml`, Table 5): the model, its reasoning effort and output
-ceiling, the 1200 s timeout and 5 retries, the primary judge at its Table 5 settings,
-and the task options of the experiment. `run_plan` hands the plan to `eval_set`, which
-resumes an interrupted folder; `regrade` re-scores logs with the other judges.
-
-`--flow OUT.py` (or `.yaml`) writes the same plan as an Inspect Flow spec instead
-(`hss_inspect.commands.flow`); for `judges` that is the runs whose answers App. I
-re-grades, the five models at their Table 1 settings.
-"""
+"""`hss-inspect recipe`: one of the paper's experiments, run as an eval set
+(`recipes.run`), printed as `inspect eval` commands (`--dry-run`) or written as an Inspect
+Flow spec (`--flow`, `recipes.flow`); `judges` re-grades logs with the other judges."""
 
 from __future__ import annotations
 
 import argparse
-import contextvars
-import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from hss_inspect.commands import flow
-from hss_inspect.commands.plans import (
-    RECIPES,
-    PlannedRun,
-    grader_spec,
-    named_pairs,
-    plan_recipe,
-    with_task_args,
-)
+from hss_inspect.commands.arguments import named_pairs
 from hss_inspect.core.errors import InputError
-from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.providers.paper_models import judges, paper_data
-
-
-def run_plan(
-    runs: Sequence[PlannedRun],
-    log_dir: str,
-    task_args: Mapping[str, Any] = {},
-    **eval_set_args: Any,
-) -> bool:
-    """Run the plan as one eval set (resumable); `task_args` (dataset, revision, ...) go
-    to every task. Returns whether every eval finished."""
-    from inspect_ai import eval_set, task_with
-    from inspect_ai.model import GenerateConfig, get_model
-
-    tasks = []
-    for run in with_task_args(runs, task_args):
-        grader = dict(run.grader)
-        grader_model = get_model(grader.pop("model"), config=GenerateConfig(**grader))
-        tasks.append(
-            task_with(
-                contextvars.copy_context().run(_build_for_model, run),
-                model=run.model,
-                config=GenerateConfig(**run.generate),
-                model_roles={GRADER_ROLE: grader_model},
-                epochs=run.epochs,
-            )
-        )
-    success, _ = eval_set(tasks, log_dir=log_dir, **eval_set_args)
-    return bool(success)
-
-
-def _build_for_model(run: PlannedRun) -> Any:
-    """The run's task built as `inspect eval` (and Inspect Flow) build it: with its model
-    active, so the task checks the provider's limits and records them. Called in a copy
-    of the context, so the active model does not outlive the call."""
-    from inspect_ai.model import get_model
-
-    # Private, as no public API makes a model active before a task is built; Inspect's
-    # eval and Inspect Flow both call it there. Pinned by tests/test_report_e2e.py (the
-    # limits recorded) and tests/test_flow.py (the same metadata as Flow's).
-    from inspect_ai.model._model import (
-        init_active_model,  # inspect-evals-lint: ignore[private_api_imports] -- see above
-    )
-
-    from hss_inspect import task as hss_tasks
-
-    model = get_model(run.model)
-    init_active_model(model, model.config)
-    return getattr(hss_tasks, run.task)(**run.task_args)
-
-
-def regrade(
-    logs: Sequence[str], aliases: Mapping[str, str] = {}, judge_names: Sequence[str] = ()
-) -> list[str]:
-    """Grade the answers in each log again with each other judge of Table 5 (or those
-    named), appending one scorer per judge to the log in place (App. I)."""
-    from inspect_ai import score
-    from inspect_ai.log import read_eval_log, write_eval_log
-    from inspect_ai.model import GenerateConfig, get_model
-
-    from hss_inspect.grading.scorer import rubric_judge
-
-    chosen = [j for j in judges()[1:] if not judge_names or j.name in judge_names]
-    for path in logs:
-        log = read_eval_log(path)
-        for judge in chosen:
-            spec = grader_spec(judge, aliases)
-            grader = get_model(spec.pop("model"), config=GenerateConfig(**spec))
-            log = score(log, rubric_judge(), model_roles={GRADER_ROLE: grader}, action="append")
-        write_eval_log(log, path)
-    return list(logs)
-
-
-# ---- the `hss-inspect recipe` command ---------------------------------------------------
+from hss_inspect.providers.paper_models import judges
+from hss_inspect.recipes.flow import INSTALL_HINT, FlowOrigin, write_spec
+from hss_inspect.recipes.plans import RECIPES, grader_spec, plan_recipe, with_task_args
+from hss_inspect.recipes.run import regrade, run_plan
 
 
 def add_arguments(recipe: argparse.ArgumentParser) -> None:
@@ -183,60 +92,11 @@ def write_flow(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
     runs = with_task_args(
         plan_recipe(args.name, _models(args), aliases), named_pairs(args.task_args, "-T")
     )
-    data = flow.spec_data([r.flow_task() for r in runs], _log_dir_seen_from(out, args.log_dir))
-    text = flow.spec_text(data, out, _flow_header(args, out))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    if not flow.flow_installed():
-        print(f"wrote {out}: {len(runs)} tasks (not read back: {flow.INSTALL_HINT})")
-        return 0
-    loaded = flow.load_with_flow(out)
-    print(f"wrote {out}: {len(loaded.tasks)} tasks, read back by Inspect Flow's loader")
+    options = [("--as", v) for v in args.aliases] + [("-T", v) for v in args.task_args]
+    origin = FlowOrigin(args.name, out, args.log_dir, args.models, tuple(options))
+    read_back = write_spec(runs, origin)
+    if read_back is None:
+        print(f"wrote {out}: {len(runs)} tasks (not read back: {INSTALL_HINT})")
+    else:
+        print(f"wrote {out}: {read_back} tasks, read back by Inspect Flow's loader")
     return 0
-
-
-def _log_dir_seen_from(spec: Path, log_dir: str) -> str:
-    """Flow reads a relative `log_dir` from the spec's folder; the recipe's is the cwd's."""
-    if Path(log_dir).is_absolute():
-        return log_dir
-    return os.path.relpath(Path(log_dir).resolve(), spec.resolve().parent)
-
-
-def _flow_subject(name: str) -> str:
-    if name == "judges":
-        count = len(paper_data()["sweeps"]["judges"]["models"])
-        return f"the runs whose answers App. I re-grades: {count} models at their Table 1 settings"
-    return RECIPES[name]
-
-
-def _same_runs_as(args: argparse.Namespace) -> str:
-    """The recipe command that makes the spec's runs."""
-    if args.name != "judges":
-        return f"hss-inspect recipe {args.name}"
-    models = args.models or ",".join(paper_data()["sweeps"]["judges"]["models"])
-    return f"hss-inspect recipe table1 --models {models}"
-
-
-def _flow_header(args: argparse.Namespace, out: Path) -> str:
-    words = ["hss-inspect", "recipe", args.name, "--flow", str(out), "--log-dir", args.log_dir]
-    words += ["--models", args.models] if args.models else []
-    for option, values in (("--as", args.aliases), ("-T", args.task_args)):
-        for value in values:
-            words += [option, value]
-    lines = [
-        f"Inspect Flow spec of the HSS recipe `{args.name}` — {_flow_subject(args.name)}.",
-        "",
-        f"Written by: {shlex.join(words)}",
-        f"The runs are those `{_same_runs_as(args)}` makes with the same options",
-        "(tasks, task options, generate options, epochs, judge), so the logs are the same",
-        "and either finishes a log folder the other started.",
-        "",
-        f"Run:   flow run {out.name}     (needs: {flow.INSTALL_HINT})",
-        f"Check: flow check {out.name}   (which tasks the log folder has complete)",
-    ]
-    if args.name == "judges":
-        lines += [
-            "These runs give the answers; App. I grades them again with the other judges:",
-            "       hss-inspect recipe judges <the log_dir below>",
-        ]
-    return "\n".join(lines)

@@ -1,6 +1,6 @@
 """`hss-inspect report` (also `--format register`, the register's Evaluation Report),
 `agreement`, `compare` and `failures`: read logs, compute, render. The report's bill
-finds each model's price as the estimate does (`commands.cost`)."""
+finds each model's price as the estimate does (`providers.price_lookup`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hss_inspect.audit.report import is_audit_log, render_audit
-from hss_inspect.commands.cost import add_cost_config_argument, inspect_pricing, load_cost_config
-from hss_inspect.core.errors import InputError
+from hss_inspect.commands.arguments import add_cost_config_argument, named_pairs
 from hss_inspect.grading.causes import taxonomy
+from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
 from hss_inspect.providers.prices import priced_by_name
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
@@ -179,23 +179,13 @@ def _register(
     args: argparse.Namespace, infos: list[LogInfo], runs: list[Run], cost: dict[str, Any]
 ) -> int:
     rows = [clean_nan(leaderboard_row(run)) for run in primary_runs(runs)]
-    paper = _pairs(args.paper_model, "--paper-model")
+    paper = named_pairs(args.paper_model, "--paper-model", "MODEL=NAME")
     text = register_markdown(results(infos, rows, paper), cost)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "evaluation_report.md").write_text(text, encoding="utf-8")
     sys.stdout.write(text)
     return 0
-
-
-def _pairs(values: list[str], option: str) -> dict[str, str]:
-    pairs = {}
-    for value in values:
-        name, sep, target = value.partition("=")
-        if not sep or not name.strip() or not target.strip():
-            raise InputError(f"{option} takes MODEL=NAME, got {value!r}")
-        pairs[name.strip()] = target.strip()
-    return pairs
 
 
 def _audit(args: argparse.Namespace, paths: list[str]) -> None:

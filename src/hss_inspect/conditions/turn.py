@@ -241,10 +241,6 @@ def native_video_choice(
     return True, None
 
 
-def use_native_video(media: MediaSettings, model_name: str, path: Path) -> bool:
-    return native_video_choice(media, applied_limits(media, model_name), model_name, path)[0]
-
-
 def limits_record(limits: AppliedLimits) -> dict[str, Any]:
     return {
         "provider": limits.provider,

@@ -83,8 +83,7 @@ def as_list(value: OptionList) -> list[str]:
 
 @dataclass(frozen=True)
 class Option:
-    """One task option. `minimum` bounds counts; `command_names` are the older spellings
-    of its command-line flag, still accepted."""
+    """One task option. `minimum` bounds counts."""
 
     name: str
     kind: Kind
@@ -92,7 +91,6 @@ class Option:
     help: str
     choices: tuple[str, ...] = ()
     minimum: int = 0
-    command_names: tuple[str, ...] = ()
     # what Inspect's YAML reading of `-T` makes of a choice: `off` arrives as False
     aliases: tuple[tuple[str, str], ...] = ()
 
@@ -177,7 +175,6 @@ OPTIONS: dict[str, Option] = {
             s.DEFAULT_FRAMES.frame_side,
             "longest side of a frame in pixels (never upscaled)",
             minimum=16,
-            command_names=("--side",),
         ),
         Option(
             "max_images",
@@ -224,7 +221,6 @@ OPTIONS: dict[str, Option] = {
             s.DEFAULT_MEDIA.media_timeout,
             "seconds allowed to prepare one sample's media file; past it the sample fails with "
             "an error naming the task, the file and this option",
-            command_names=("--timeout",),
         ),
         Option(
             "context_window",
@@ -430,11 +426,6 @@ def add_flags(
             default=default,
             help=f"{help_text} [{option.shown_default}]",
         )
-        if option.command_names:
-            parser.add_argument(
-                *option.command_names, dest=name, type=kind, default=argparse.SUPPRESS,
-                help=argparse.SUPPRESS,
-            )  # fmt: skip
 
 
 def add_model_server_flags(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,6 @@ DEFAULT_JUDGE_RETRIES = 2
 DEFAULT_PERTURBER_RETRIES = 2
 DEFAULT_LABELER_RETRIES = 2
 
-Condition = Literal["standard", "blind", "oracle", "agentic"]
 CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
 MEDIA_CHOICES: tuple[str, ...] = ("all", "image", "video")
 NativeVideo = Literal["auto", "true", "false"]

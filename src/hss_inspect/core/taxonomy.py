@@ -62,7 +62,6 @@ DOMAINS: tuple[Domain, ...] = (
 MEDIA_TYPES: tuple[str, ...] = ("image", "video")
 
 DOMAIN_BY_NAME = {d.name: d for d in DOMAINS}
-DOMAIN_BY_LABEL = {d.label: d for d in DOMAINS}
 SUBDOMAIN_BY_NAME = {s.name: s for d in DOMAINS for s in d.subdomains}
 SUBDOMAIN_BY_LABEL = {s.label: s for d in DOMAINS for s in d.subdomains}
 PARENT_OF_SUBDOMAIN = {s.name: d.name for d in DOMAINS for s in d.subdomains}

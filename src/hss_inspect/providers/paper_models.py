@@ -104,25 +104,3 @@ def _deployment(entry: dict[str, Any], name: str) -> Deployment:
         inspect_model=str(entry["inspect_model"]),
         settings_published=bool(entry.get("settings_published", True)),
     )
-
-
-def registry_rows() -> list[dict[str, Any]]:
-    """Table 5 as rows (models, then judges), with native video and frame cap derived."""
-    rows = []
-    for found in deployments() + judges():
-        is_judge = found.vendor == "Judge"
-        published = found.settings_published and not is_judge
-        rows.append(
-            {
-                "vendor": found.vendor,
-                "model": found.name,
-                "endpoint": found.endpoint,
-                "api": found.api,
-                "effort": found.effort,
-                "max_tokens": found.max_tokens,
-                "native_video": found.native_video if published else None,
-                "frames": found.frame_cap if published else None,
-                "inspect_model": found.inspect_model,
-            }
-        )
-    return rows

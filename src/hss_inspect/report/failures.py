@@ -64,10 +64,9 @@ def shares_by(
     return {name: cause_shares(members, causes) for name, members in sorted(groups.items())}
 
 
-def cause_consensus(
-    failures: Sequence[AttemptRecord], causes: Taxonomy, min_models: int = CONSENSUS_MIN_MODELS
-) -> dict[str, Any]:
-    """On tasks that `min_models` or more models fail (labelled), how much their causes agree.
+def cause_consensus(failures: Sequence[AttemptRecord], causes: Taxonomy) -> dict[str, Any]:
+    """On tasks that `CONSENSUS_MIN_MODELS` or more models fail (labelled), how much their
+    causes agree.
 
     Per task: the share of its failing models whose cause is the task's most common
     cause (and family). Reported: the number of such tasks, the medians of those shares,
@@ -79,14 +78,14 @@ def cause_consensus(
             per_task.setdefault(failure.task_id, {})[failure.model] = failure.cause
     cause_agreement, family_agreement = [], []
     for by_model in per_task.values():
-        if len(by_model) < min_models:
+        if len(by_model) < CONSENSUS_MIN_MODELS:
             continue
         labels = list(by_model.values())
         cause_agreement.append(_modal_share(labels))
         family_agreement.append(_modal_share([causes.family_of(c) for c in labels]))
     n = len(cause_agreement)
     return {
-        "min_models": min_models,
+        "min_models": CONSENSUS_MIN_MODELS,
         "tasks": n,
         "median_same_cause": statistics.median(cause_agreement) if n else None,
         "median_same_family": statistics.median(family_agreement) if n else None,

@@ -128,9 +128,13 @@ def crop_and_zoom(source: Image.Image, box: Box, side: int) -> Image.Image:
     return region.resize(zoomed_size(box.width, box.height, side), Image.Resampling.LANCZOS)
 
 
-def side_by_side(left: Image.Image, right: Image.Image, gap: int = 8) -> Image.Image:
+# Pixels of white between two frames shown side by side.
+SIDE_BY_SIDE_GAP = 8
+
+
+def side_by_side(left: Image.Image, right: Image.Image) -> Image.Image:
     """Two images next to each other on one canvas, top-aligned, separated by a white gap."""
-    height = max(left.height, right.height)
+    height, gap = max(left.height, right.height), SIDE_BY_SIDE_GAP
     canvas = Image.new("RGB", (left.width + gap + right.width, height), (255, 255, 255))
     canvas.paste(left.convert("RGB"), (0, 0))
     canvas.paste(right.convert("RGB"), (left.width + gap, 0))

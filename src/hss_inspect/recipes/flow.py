@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +27,10 @@ from typing import Any
 
 import yaml
 
+from hss_inspect.providers.paper_models import paper_data
+from hss_inspect.recipes.plans import RECIPES, PlannedRun
+
 INSTALL_HINT = "pip install 'hss-inspect[flow]'"
-SUFFIXES = (".py", ".yaml", ".yml")
 # Fields of a task that `defaults.task` carries when every task has the same value.
 SHARED_TASK_FIELDS = ("model_roles", "epochs")
 _LINE = 88
@@ -197,3 +201,74 @@ def flow_installed() -> bool:
     from importlib.util import find_spec
 
     return find_spec("inspect_flow") is not None
+
+
+@dataclass(frozen=True)
+class FlowOrigin:
+    """The `hss-inspect recipe NAME --flow OUT` command a spec is written by: the recipe,
+    the spec's path, the eval set's folder, the models chosen and the repeated options
+    (`--as`, `-T`) as given."""
+
+    name: str
+    out: Path
+    log_dir: str
+    models: str | None
+    options: tuple[tuple[str, str], ...]
+
+
+def write_spec(runs: Sequence[PlannedRun], origin: FlowOrigin) -> int | None:
+    """Write the runs as a Flow spec at `origin.out`; the tasks Flow's own loader reads
+    back, or None when Inspect Flow is not installed (nothing is read back)."""
+    data = spec_data([r.flow_task() for r in runs], _log_dir_seen_from(origin))
+    text = spec_text(data, origin.out, spec_header(origin))
+    origin.out.parent.mkdir(parents=True, exist_ok=True)
+    origin.out.write_text(text, encoding="utf-8")
+    return len(load_with_flow(origin.out).tasks) if flow_installed() else None
+
+
+def _log_dir_seen_from(origin: FlowOrigin) -> str:
+    """Flow reads a relative `log_dir` from the spec's folder; the recipe's is the cwd's."""
+    if Path(origin.log_dir).is_absolute():
+        return origin.log_dir
+    return os.path.relpath(Path(origin.log_dir).resolve(), origin.out.resolve().parent)
+
+
+def _flow_subject(name: str) -> str:
+    if name == "judges":
+        count = len(paper_data()["sweeps"]["judges"]["models"])
+        return f"the runs whose answers App. I re-grades: {count} models at their Table 1 settings"
+    return RECIPES[name]
+
+
+def _same_runs_as(origin: FlowOrigin) -> str:
+    """The recipe command that makes the spec's runs."""
+    if origin.name != "judges":
+        return f"hss-inspect recipe {origin.name}"
+    models = origin.models or ",".join(paper_data()["sweeps"]["judges"]["models"])
+    return f"hss-inspect recipe table1 --models {models}"
+
+
+def spec_header(origin: FlowOrigin) -> str:
+    """The spec's opening comment: what it runs, the command that wrote it, how to run it."""
+    out, name = origin.out, origin.name
+    words = ["hss-inspect", "recipe", name, "--flow", str(out), "--log-dir", origin.log_dir]
+    words += ["--models", origin.models] if origin.models else []
+    for option, value in origin.options:
+        words += [option, value]
+    lines = [
+        f"Inspect Flow spec of the HSS recipe `{name}` — {_flow_subject(name)}.",
+        "",
+        f"Written by: {shlex.join(words)}",
+        f"The runs are those `{_same_runs_as(origin)}` makes with the same options",
+        "(tasks, task options, generate options, epochs, judge), so the logs are the same",
+        "and either finishes a log folder the other started.",
+        "",
+        f"Run:   flow run {out.name}     (needs: {INSTALL_HINT})",
+        f"Check: flow check {out.name}   (which tasks the log folder has complete)",
+    ]
+    if name == "judges":
+        lines += [
+            "These runs give the answers; App. I grades them again with the other judges:",
+            "       hss-inspect recipe judges <the log_dir below>",
+        ]
+    return "\n".join(lines)

@@ -2,7 +2,7 @@
 settings from the paper's registry (`task_configs/paper_models.yaml`, Table 5), the task
 options of the experiment, the attempts and the judge.
 
-`hss-inspect recipe` runs a plan (`commands.recipe`); `hss-inspect prepare --recipe`
+`hss-inspect recipe` runs a plan (`recipes.run`); `hss-inspect prepare --recipe`
 prepares the media its runs will send.
 """
 
@@ -64,7 +64,7 @@ class PlannedRun:
         )
 
     def flow_task(self) -> dict[str, Any]:
-        """The same run as an Inspect Flow task (`hss_inspect.commands.flow`)."""
+        """The same run as an Inspect Flow task (`hss_inspect.recipes.flow`)."""
         grader = dict(self.grader)
         judge = {"name": grader.pop("model"), **({"config": grader} if grader else {})}
         return {
@@ -157,14 +157,3 @@ def _variants(
 def with_task_args(runs: Sequence[PlannedRun], task_args: Mapping[str, Any]) -> list[PlannedRun]:
     """The runs with `task_args` (dataset, revision, ...) added to every task's own."""
     return [dataclasses.replace(r, task_args={**r.task_args, **task_args}) for r in runs]
-
-
-def named_pairs(values: Sequence[str], option: str) -> dict[str, str]:
-    """`NAME=VALUE` words of a repeatable option (`--as`, `-T`) as a mapping."""
-    pairs = {}
-    for value in values:
-        name, sep, target = value.partition("=")
-        if not sep or not name or not target:
-            raise InputError(f"{option} takes NAME=VALUE, got {value!r}")
-        pairs[name.strip()] = target.strip()
-    return pairs

@@ -1,0 +1,34 @@
+"""Flags and words that several `hss-inspect` commands take the same way."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from hss_inspect.core.errors import InputError
+
+
+def add_cost_config_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--model-cost-config FILE`, in Inspect's format and with its default (the variable
+    `inspect eval` reads); `what` the prices are for."""
+    parser.add_argument(
+        "--model-cost-config",
+        metavar="FILE",
+        default=os.environ.get("INSPECT_EVAL_MODEL_COST_CONFIG"),
+        help=f"prices for {what}, as given to inspect eval --model-cost-config (YAML or JSON: "
+        "model: {input, output, input_cache_write, input_cache_read} in $ per million "
+        "tokens); default: $INSPECT_EVAL_MODEL_COST_CONFIG",
+    )
+
+
+def named_pairs(values: Sequence[str], option: str, form: str = "NAME=VALUE") -> dict[str, str]:
+    """The `NAME=VALUE` words of a repeatable option (`--as`, `-T`, `--paper-model`) as a
+    mapping; `form` is how the option's help spells a word."""
+    pairs = {}
+    for value in values:
+        name, sep, target = value.partition("=")
+        if not sep or not name.strip() or not target.strip():
+            raise InputError(f"{option} takes {form}, got {value!r}")
+        pairs[name.strip()] = target.strip()
+    return pairs
