@@ -244,7 +244,9 @@ def test_prepare_time_limit_fails_each_file_with_the_reason(
     tmp_path: Path, private_cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     release = _release_with_clips(tmp_path / "release", 2)
-    status = cli_main(["prepare", "--dataset", str(release), "--jobs", "1", "--media-timeout", "1e-9"])
+    status = cli_main(
+        ["prepare", "--dataset", str(release), "--jobs", "1", "--media-timeout", "1e-9"]
+    )
     captured = capsys.readouterr()
     out = captured.out
     assert status == 1 and "2 failure(s)" in out, captured.err

@@ -16,8 +16,8 @@ import pytest
 from inspect_ai.model import ModelCost, ModelInfo, set_model_cost, set_model_info
 
 from hss_inspect.commands.cli import main
-from hss_inspect.estimate.costs import judge_request_bytes
 from hss_inspect.data.release import open_release
+from hss_inspect.estimate.costs import judge_request_bytes
 from hss_inspect.providers.prices import (
     Charge,
     Price,

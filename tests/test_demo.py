@@ -13,12 +13,13 @@ import pytest
 from PIL import Image
 
 from hss_inspect.core.taxonomy import DOMAINS
-from hss_inspect.data import demo
+from hss_inspect.data.demo_maker import scenes
+from hss_inspect.data.demo_maker import tasks as demo_tasks
 from hss_inspect.data.release import LocalRelease, open_release
 from hss_inspect.data.rows import report_unknown_taxonomy
 from hss_inspect.media.video import probe_duration
 
-SHIPPED = Path(demo.__file__).parent / "demo_data"
+SHIPPED = Path(scenes.__file__).parents[1] / "demo_data"
 
 
 def test_dataset_demo_opens_the_shipped_copy() -> None:
@@ -26,7 +27,7 @@ def test_dataset_demo_opens_the_shipped_copy() -> None:
     assert isinstance(release, LocalRelease)
     assert release.root == SHIPPED.resolve()
     rows = release.read_rows()
-    assert [r.task_id for r in rows] == [t.task_id for t in demo.TASKS]
+    assert [r.task_id for r in rows] == [t.task_id for t in demo_tasks.TASKS]
     for row in rows:
         assert release.media_file(row.media_path, row.task_id).is_file()
 
@@ -34,14 +35,14 @@ def test_dataset_demo_opens_the_shipped_copy() -> None:
 def test_a_local_folder_named_demo_is_reached_with_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    demo.write_demo(tmp_path / "demo", demo.TASKS[:1])
+    demo_tasks.write_demo(tmp_path / "demo", demo_tasks.TASKS[:1])
     monkeypatch.chdir(tmp_path)
     release = open_release("./demo", "main")
-    assert [r.task_id for r in release.read_rows()] == [demo.TASKS[0].task_id]
+    assert [r.task_id for r in release.read_rows()] == [demo_tasks.TASKS[0].task_id]
 
 
 def test_shipped_rows_are_what_the_generator_writes() -> None:
-    assert (SHIPPED / "data" / "test.jsonl").read_text(encoding="utf-8") == demo.rows_text()
+    assert (SHIPPED / "data" / "test.jsonl").read_text(encoding="utf-8") == demo_tasks.rows_text()
 
 
 def test_every_domain_twice_half_images_half_clips_under_2_mb() -> None:
@@ -56,7 +57,7 @@ def test_every_domain_twice_half_images_half_clips_under_2_mb() -> None:
 
 
 def test_clips_last_a_few_seconds() -> None:
-    for task in demo.TASKS:
+    for task in demo_tasks.TASKS:
         if task.media_type == "video":
             duration = probe_duration(SHIPPED / "media" / task.media_file)
             assert duration == pytest.approx(task.seconds, abs=0.2)
@@ -65,8 +66,8 @@ def test_clips_last_a_few_seconds() -> None:
 
 def test_regenerated_media_match_the_shipped_media(tmp_path: Path) -> None:
     """Pixels, not bytes: font rendering may differ slightly between Pillow builds."""
-    demo.write_demo(tmp_path)
-    for task in demo.TASKS:
+    demo_tasks.write_demo(tmp_path)
+    for task in demo_tasks.TASKS:
         fresh, shipped = tmp_path / "media" / task.media_file, SHIPPED / "media" / task.media_file
         if task.media_type == "image":
             difference = _pixels(fresh) - _pixels(shipped)
@@ -83,65 +84,65 @@ def _pixels(path: Path) -> np.ndarray:
 
 
 def test_dominoes_fell_from_the_left_and_three_stand() -> None:
-    fallen = [tilt > 0 for tilt in demo.DOMINO_TILTS]
+    fallen = [tilt > 0 for tilt in scenes.DOMINO_TILTS]
     assert fallen == sorted(fallen, reverse=True)  # every fallen one left of every standing one
-    assert all(tilt > 0 for tilt in demo.DOMINO_TILTS if tilt)  # tipped rightward
+    assert all(tilt > 0 for tilt in scenes.DOMINO_TILTS if tilt)  # tipped rightward
     assert fallen.count(False) == 3
 
 
 def test_rolling_ball_runs_into_the_green_box() -> None:
     reached = None
     for step in range(1, 2000):
-        point = demo.rolling_ball_at(step / 100)
-        reached = next((b for b in demo.TARGET_BOXES if b.contains(point)), None)
-        if reached or point[0] > demo.SIZE[0]:
+        point = scenes.rolling_ball_at(step / 100)
+        reached = next((b for b in scenes.TARGET_BOXES if b.contains(point)), None)
+        if reached or point[0] > scenes.SIZE[0]:
             break
-    assert reached is not None and reached.colour == demo.GREEN
-    end = demo.rolling_ball_at(demo.ROLLING_SECONDS)
-    assert not any(b.contains(end) for b in demo.TARGET_BOXES)  # the clip stops before it
+    assert reached is not None and reached.colour == scenes.GREEN
+    end = scenes.rolling_ball_at(scenes.ROLLING_SECONDS)
+    assert not any(b.contains(end) for b in scenes.TARGET_BOXES)  # the clip stops before it
 
 
 def test_cup_is_on_anas_right() -> None:
     # Ana faces down the picture, so her right hand points to the picture's left.
-    assert demo.CUP_CENTRE[0] < demo.ANA_SEAT[0]
-    assert demo.ANA_SEAT[1] < demo.TABLE.top
+    assert scenes.CUP_CENTRE[0] < scenes.ANA_SEAT[0]
+    assert scenes.ANA_SEAT[1] < scenes.TABLE.top
 
 
 def test_the_ball_is_wider_than_the_opening_it_heads_for() -> None:
-    top, bottom = demo.GAP_OPENING
-    assert 1.5 * (bottom - top) < 2 * demo.GAP_BALL_RADIUS
-    assert top < demo.GAP_BALL_Y < bottom
-    end_x = demo.gap_ball_x(demo.GAP_SECONDS)
-    assert end_x + demo.GAP_BALL_RADIUS < demo.GAP_WALL_X[0]  # still rolling when it ends
+    top, bottom = scenes.GAP_OPENING
+    assert 1.5 * (bottom - top) < 2 * scenes.GAP_BALL_RADIUS
+    assert top < scenes.GAP_BALL_Y < bottom
+    end_x = scenes.gap_ball_x(scenes.GAP_SECONDS)
+    assert end_x + scenes.GAP_BALL_RADIUS < scenes.GAP_WALL_X[0]  # still rolling when it ends
 
 
 def test_red_person_stands_between_the_counter_and_the_waiting_line() -> None:
-    assert demo.COUNTER.right < demo.CUTTER_X < min(demo.QUEUE_XS)
-    spacing = {b - a for a, b in itertools.pairwise(demo.QUEUE_XS)}
+    assert scenes.COUNTER.right < scenes.CUTTER_X < min(scenes.QUEUE_XS)
+    spacing = {b - a for a, b in itertools.pairwise(scenes.QUEUE_XS)}
     assert len(spacing) == 1  # the others stand in one evenly spaced line
 
 
 def test_ana_is_away_while_the_ball_moves_and_back_at_the_end() -> None:
-    start, end = demo.BELIEF_PHASES["ben_moves_ball"]
-    left_at = demo.BELIEF_PHASES["ana_leaves"][1]
-    assert demo.BLUE_BIN.contains(demo.belief_ball_at(left_at))
+    start, end = scenes.BELIEF_PHASES["ben_moves_ball"]
+    left_at = scenes.BELIEF_PHASES["ana_leaves"][1]
+    assert scenes.BLUE_BIN.contains(scenes.belief_ball_at(left_at))
     for step in range(int(start * 10), int(end * 10) + 1):
-        assert demo.belief_people_at(step / 10)["Ana"] is None
-    assert demo.GREEN_BIN.contains(demo.belief_ball_at(demo.BELIEF_SECONDS))
-    assert demo.belief_people_at(demo.BELIEF_SECONDS)["Ana"] is not None
+        assert scenes.belief_people_at(step / 10)["Ana"] is None
+    assert scenes.GREEN_BIN.contains(scenes.belief_ball_at(scenes.BELIEF_SECONDS))
+    assert scenes.belief_people_at(scenes.BELIEF_SECONDS)["Ana"] is not None
 
 
 def test_the_pattern_asks_for_five_dots_on_red() -> None:
-    colours = demo.TILE_COLOURS
-    assert [len(demo._dot_layout(n)) for n in range(1, len(colours) + 1)] == [1, 2, 3, 4]
-    assert colours[::2] == (demo.RED,) * 2 and colours[1::2] == (demo.BLUE,) * 2
+    colours = scenes.TILE_COLOURS
+    assert [len(scenes._dot_layout(n)) for n in range(1, len(colours) + 1)] == [1, 2, 3, 4]
+    assert colours[::2] == (scenes.RED,) * 2 and colours[1::2] == (scenes.BLUE,) * 2
 
 
 def test_the_candle_shortens_steadily() -> None:
-    heights = [demo.candle_height(t / 10) for t in range(int(demo.CANDLE_SECONDS * 10) + 1)]
+    heights = [scenes.candle_height(t / 10) for t in range(int(scenes.CANDLE_SECONDS * 10) + 1)]
     steps = {round(a - b, 6) for a, b in itertools.pairwise(heights)}
     assert len(steps) == 1 and steps.pop() > 0
-    assert math.isclose(heights[-1], demo.CANDLE_HEIGHTS[1])
+    assert math.isclose(heights[-1], scenes.CANDLE_HEIGHTS[1])
 
 
 def test_readme_taxonomy_table_is_taxonomy_py() -> None:
@@ -160,7 +161,7 @@ def test_the_docs_list_every_demo_task_with_its_media_and_subdomain() -> None:
     lines = {
         line.split("|")[1].strip(" `"): line for line in readme.splitlines() if "`demo-" in line
     }
-    for task in demo.TASKS:
+    for task in demo_tasks.TASKS:
         row = task.row()
         assert f"| {row['media_type']}" in lines[task.task_id]
         assert f"| {row['subdomain']} |" in lines[task.task_id]

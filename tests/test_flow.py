@@ -19,8 +19,8 @@ import pytest
 from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
-from hss_inspect.recipes.plans import RECIPES, plan_recipe, with_task_args
 from hss_inspect.providers.paper_models import deployment, paper_data
+from hss_inspect.recipes.plans import RECIPES, plan_recipe, with_task_args
 
 inspect_flow = pytest.importorskip("inspect_flow", reason="Inspect Flow: pip install '.[flow]'")
 from inspect_flow.api import load_spec  # noqa: E402

@@ -542,11 +542,11 @@ def test_prepare_for_a_recipe_leaves_nothing_for_its_runs_to_decode(
 ) -> None:
     import asyncio
 
-    from hss_inspect.recipes.plans import plan_recipe
     from hss_inspect.conditions.turn import user_turn_for
     from hss_inspect.core.options import DEFAULTS, media_settings
     from hss_inspect.data.release import open_release
     from hss_inspect.providers.context import budget_for_name
+    from hss_inspect.recipes.plans import plan_recipe
 
     root = tmp_path / "release"
     build_repo(root, (_task("clip-long", "video", "media/long.mp4"),))
