@@ -23,7 +23,7 @@ from tests.support.fixture_repo import TASKS, FixtureTask, build_repo, jpeg_byte
 from tests.support.runs import INSPECT, retry_eval, run_eval
 from tests.support.servers import provider_stand_in, scripted_models
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 FIRST_IMAGE = TASKS[0]
 FIRST_VIDEO = next(t for t in TASKS if t.media_type == "video")

@@ -110,6 +110,7 @@ def test_inspects_recorded_cost_is_the_wire_usage_at_the_documented_prices(
         assert run.input_tokens == wire_tokens
 
 
+@pytest.mark.inspect_api
 def test_each_request_asks_the_cache_for_what_the_plan_recorded(
     anthropic_runs: dict[str, BilledRun],
 ) -> None:
@@ -143,6 +144,7 @@ def test_inspect_and_off_leave_caching_as_they_say(anthropic_runs: dict[str, Bil
         assert entry["usage"]["marks"] == [] and sample.metadata["cache_plan"]["action"] == "none"
 
 
+@pytest.mark.inspect_api
 def test_a_single_attempt_writes_nothing(release: Path, media_cache: Path, tmp_path: Path) -> None:
     run = billed_run(OPUS, release, tmp_path, epochs=1, latency=5.0, cache=media_cache)
     assert all(not usage["marks"] for usage in answered(run))
@@ -162,6 +164,7 @@ def test_gaps_over_an_hour_write_nothing(release: Path, media_cache: Path, tmp_p
     assert any(p["gap_seconds"] and p["gap_seconds"] > 3600 for p in plans)
 
 
+@pytest.mark.inspect_api
 def test_gpt_5_6_and_later_are_marked_in_explicit_mode_with_one_cache_key_per_sample(
     release: Path, media_cache: Path, tmp_path: Path
 ) -> None:

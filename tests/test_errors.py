@@ -13,6 +13,8 @@ from hss_inspect.core.errors import SetupError
 from hss_inspect.task import hss
 from tests.support.runs import INSPECT, lines_after_banner
 
+pytestmark = pytest.mark.inspect_api
+
 
 def test_inspect_still_has_prerequisite_error_where_we_import_it() -> None:
     from inspect_ai._util.error import PrerequisiteError

@@ -16,7 +16,7 @@ from hss_inspect.grading.metrics import attempt_value
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS
 from tests.support.runs import INSPECT, run_eval
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 SHORT_DOMAIN = {
     "Temporal & Causal Dynamics": "temporal",

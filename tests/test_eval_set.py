@@ -18,7 +18,7 @@ from hss_inspect.data.demo import demo_root
 from hss_inspect.scripted import FIXED_ANSWER
 from tests.support.runs import INSPECT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 OTHER_SUITE = '''
 from inspect_ai import Task, task

@@ -44,6 +44,8 @@ from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.task import hss
 from tests.support.fixture_repo import write_image, write_video
 
+pytestmark = pytest.mark.inspect_api
+
 EPOCHS = 2
 ANSWER = "A scripted candidate answer."
 SILENT = "[say nothing]"  # in a question: the candidate returns no text

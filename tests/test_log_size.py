@@ -18,6 +18,8 @@ from hss_inspect.hooks.log_size import (
     share_run,
 )
 
+pytestmark = pytest.mark.inspect_api
+
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 

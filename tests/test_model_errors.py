@@ -40,6 +40,8 @@ from tests.support.provider_server import POLICY_MESSAGE
 from tests.support.runs import JUDGE, retry_eval, run_eval
 from tests.support.servers import provider_stand_in, scripted_models
 
+pytestmark = pytest.mark.inspect_api
+
 FAULTY_INSPECT = (sys.executable, "-m", "tests.support.faulty_inspect")
 EPOCHS = 2
 _REFERENCE = re.compile(r"The reference answer for ([\w-]+)\.")

@@ -26,7 +26,7 @@ from tests.support.fixture_repo import FixtureTask, build_repo, write_video
 from tests.support.runs import run_eval
 from tests.support.servers import provider_stand_in
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVED = "Qwen/Qwen2.5-VL-7B-Instruct"

@@ -19,7 +19,7 @@ from tests.support.fixture_repo import build_repo, one_criterion_task, write_noi
 from tests.support.runs import run_eval
 from tests.support.servers import provider_stand_in
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 NOISE_FRAMES = 100  # at 2 fps, 768x432 noise: about 29 MB of JPEG frames, the case
 

@@ -17,7 +17,7 @@ from hss_inspect.recipes.plans import plan_recipe
 from hss_inspect.recipes.run import run_plan
 from tests.support.runs import JUDGE
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 HSS = str(Path(sys.executable).with_name("hss-inspect"))
 BUDGETS = ["10", "25", "50", "100", "250", "500"]
 ALIASES = {"GPT-6-astra": "openai-api/scripted/candidate", "judge-claude-opus-5": JUDGE}

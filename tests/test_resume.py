@@ -21,7 +21,7 @@ from tests.support.fixture_repo import TASKS, FixtureTask, build_repo
 from tests.support.runs import CANDIDATE, JUDGE
 from tests.support.servers import scripted_models
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 TASK_COUNT, EPOCHS, KILL_AFTER_JUDGED = 6, 2, 5

@@ -36,6 +36,8 @@ from hss_inspect.providers.limits import (
 )
 from hss_inspect.providers.tokens import check_rule, image_tokens
 
+pytestmark = pytest.mark.inspect_api
+
 
 def rule(model: str) -> TokenRule:
     found = token_rule_for(model)
