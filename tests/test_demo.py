@@ -16,7 +16,7 @@ from hss_inspect.core.taxonomy import DOMAINS
 from hss_inspect.data import demo
 from hss_inspect.data.release import LocalRelease, open_release
 from hss_inspect.data.rows import report_unknown_taxonomy
-from hss_inspect.media.video import probe_duration
+from hss_inspect.media.probe import probe_duration
 
 SHIPPED = Path(demo.__file__).parent / "demo_data"
 

@@ -31,7 +31,8 @@ from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import store
 from hss_inspect.media.image import prepare_image
 from hss_inspect.media.plan import thin_uniformly
-from hss_inspect.media.video import probe_duration, probe_frame_size, sample_video
+from hss_inspect.media.probe import probe_duration, probe_frame_size
+from hss_inspect.media.video import sample_video
 from tests.support.fixture_repo import (
     FixtureTask,
     build_repo,

@@ -51,12 +51,11 @@ from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
 from hss_inspect.media.image import ImageFacts, PreparedImage, prepare_image_with_facts
 from hss_inspect.media.plan import FramePlan, frames_that_matter, unthinned
+from hss_inspect.media.probe import probe_duration, probe_frame_size
 from hss_inspect.media.video import (
     SampledVideo,
     Truncation,
     decode_plan,
-    probe_duration,
-    probe_frame_size,
     sample_video_sweep,
     thinned_video,
 )
