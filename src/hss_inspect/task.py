@@ -36,7 +36,7 @@ from hss_inspect.data.rows import TaskRow, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
-from hss_inspect.media import store
+from hss_inspect.media.cache_folder import CacheFolderError, check_cache_folder
 from hss_inspect.providers.batching import batch_refusal
 from hss_inspect.providers.context import batch_mode
 from hss_inspect.providers.limits import (
@@ -347,8 +347,8 @@ def check_media_cache() -> None:
     """A cache path that is not a folder stops the run here, before any model is called,
     rather than failing every sample (a full or read-only cache only warns)."""
     try:
-        store.check_cache_folder()
-    except store.CacheFolderError as exc:
+        check_cache_folder()
+    except CacheFolderError as exc:
         raise SetupError(str(exc)) from None
 
 

@@ -37,7 +37,8 @@ from hss_inspect.core.settings import (
 )
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
-from hss_inspect.media import store
+from hss_inspect.media.activity import Activity, activity
+from hss_inspect.media.cache_folder import check_cache_folder
 from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import (
     TokenRule,
@@ -131,7 +132,7 @@ async def _estimate_rows(
     )
     estimates = []
     sent: list[tuple[str, str]] = []
-    before = store.activity()
+    before = activity()
     for row in rows:
         try:
             _, record = await user_turn_for(release, media, model, row.sample_metadata(), budget)
@@ -142,10 +143,10 @@ async def _estimate_rows(
             continue
         estimates.append(estimate_request(record, row.task_id))
         sent.append((record["kind"], record["media_sha256"]))
-    return budget, estimates, prepared_media(sent, store.activity().since(before))
+    return budget, estimates, prepared_media(sent, activity().since(before))
 
 
-def prepared_media(sent: list[tuple[str, str]], work: store.Activity) -> dict[str, Any]:
+def prepared_media(sent: list[tuple[str, str]], work: Activity) -> dict[str, Any]:
     """How much of the run's media was in the cache before this estimate, and what building
     its requests had to decode (the run reads it from the cache now, if it could be kept)."""
     clips = {digest for kind, digest in sent if kind == "frames"}
@@ -351,7 +352,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store.check_cache_folder()
+    check_cache_folder()
     media = media_settings(vars(args))
     refusal = native_video_refusal(media, args.model)
     if refusal is not None:
