@@ -42,6 +42,7 @@ class PacketIndex:
 
 
 def video_stream(container: av.container.InputContainer, path: Path) -> av.VideoStream:
+    """The clip's first video stream; MediaError when the file has none."""
     if not container.streams.video:
         raise MediaError(f"{path}: no video stream in this file")
     return container.streams.video[0]
@@ -110,6 +111,7 @@ def cut_short_hint(path: Path) -> str:
 def declared_duration(
     container: av.container.InputContainer, stream: av.VideoStream
 ) -> float | None:
+    """The duration the container declares, else the stream; None when neither does."""
     if container.duration is not None and container.duration > 0:
         return container.duration / av.time_base
     if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
