@@ -31,9 +31,9 @@ import av
 
 from benchmarks.clips import CLIPS, bench_arguments, ensure_clips
 from hss_inspect.core.settings import DEFAULT_FRAMES, FrameSettings
+from hss_inspect.media.frame_cache import cached_sample_video
 from hss_inspect.media.plan import plan_frames
-from hss_inspect.media.store import cached_sample_video
-from hss_inspect.media.video import probe_duration, read_packet_index
+from hss_inspect.media.probe import probe_duration, read_packet_index
 
 HSS_INSPECT = str(Path(sys.executable).with_name("hss-inspect"))
 SPARSE_CLIPS = ("h264_720p_10min", "h264_480p_28min")

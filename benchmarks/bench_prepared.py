@@ -39,7 +39,9 @@ from hss_inspect.commands.prepare import ModelTarget, jobs_for, run_job
 from hss_inspect.conditions.turn import user_turn_for
 from hss_inspect.core.settings import DEFAULT_MEDIA, MediaSettings
 from hss_inspect.data.release import open_release
-from hss_inspect.media import service, store
+from hss_inspect.media import facts, frame_cache, image_cache, service
+from hss_inspect.media.activity import activity
+from hss_inspect.media.cache_folder import CACHE_ENV
 from hss_inspect.providers.context import budget_for_name
 from tests.support.fixture_repo import FixtureTask, build_repo
 
@@ -78,9 +80,10 @@ def release_of(clips: dict[str, Path], root: Path) -> Path:
 def old_rules() -> Iterator[None]:
     """The cache as it was: every frame setting in the key, nothing derived, no facts."""
     with (
-        mock.patch.object(store, "frames_that_matter", lambda settings: settings),
-        mock.patch.object(store, "_thinned_entry", lambda *_: None),
-        mock.patch.object(store, "_read_facts", lambda *_: None),
+        mock.patch.object(frame_cache, "frames_that_matter", lambda settings: settings),
+        mock.patch.object(frame_cache, "_thinned_entry", lambda *_: None),
+        mock.patch.object(facts, "read_facts", lambda *_: None),
+        mock.patch.object(image_cache, "read_facts", lambda *_: None),
     ):
         yield
 
@@ -106,21 +109,21 @@ def targets() -> list[ModelTarget]:
 def one_arm(release: Path, models: list[ModelTarget], old: bool) -> dict[str, float]:
     """Prepare, then the run's turns for every model, on a fresh cache: seconds each."""
     cache = Path(tempfile.mkdtemp(prefix="hss-bench-prepared-"))
-    os.environ[store.CACHE_ENV] = str(cache)
+    os.environ[CACHE_ENV] = str(cache)
     service._geometry.clear()  # each arm is a new set of processes
     opened = open_release(str(release), "main")
     rows = opened.read_rows()
     try:
         with old_rules() if old else contextlib.nullcontext():
-            start, prepare_wall = store.activity(), time.perf_counter()
+            start, prepare_wall = activity(), time.perf_counter()
             for job in jobs_for(rows, [DEFAULT_MEDIA]):
                 result = run_job(opened, job)
                 assert result.error is None, result.error
-            prepared, prepare_wall = store.activity(), time.perf_counter() - prepare_wall
+            prepared, prepare_wall = activity(), time.perf_counter() - prepare_wall
             run_wall = time.perf_counter()
             asyncio.run(run_turns(opened, rows, models))
             run_wall = time.perf_counter() - run_wall
-            ran = store.activity()
+            ran = activity()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return {

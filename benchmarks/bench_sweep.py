@@ -30,9 +30,10 @@ from pathlib import Path
 
 from benchmarks.clips import CLIPS, bench_arguments, ensure_clips
 from hss_inspect.core.settings import FrameSettings
+from hss_inspect.media.facts import file_sha256
+from hss_inspect.media.frame_cache import cached_sample_video, cached_sample_videos
 from hss_inspect.media.plan import plan_frames
-from hss_inspect.media.store import cached_sample_video, cached_sample_videos, file_sha256
-from hss_inspect.media.video import probe_duration
+from hss_inspect.media.probe import probe_duration
 
 BUDGETS = (10, 25, 50, 100, 250, 500)
 DEFAULT_CLIPS = ("h264_1080p_2min", "h264_720p_10min", "vp9_720p_1min")

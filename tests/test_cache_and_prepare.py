@@ -17,8 +17,8 @@ import pytest
 from benchmarks.clips import ClipSpec, write_clip
 from hss_inspect.commands.cli import main as cli_main
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media import service, store
-from hss_inspect.media.video import sample_video
+from hss_inspect.media import cache_folder, facts, frame_cache, service
+from hss_inspect.media.video import SampledVideo, sample_video
 from tests.support.fixture_repo import FixtureTask, build_repo, write_video
 
 HERE = Path(__file__).parent
@@ -51,16 +51,16 @@ def test_epochs_of_one_clip_share_one_decode(
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=30, seconds=3.0, size=(320, 240))
     calls = []
-    real = store.sample_video_sweep
+    real = frame_cache.sample_video_sweep
 
-    def counting(path: Path, *args: Any) -> list[store.SampledVideo]:
+    def counting(path: Path, *args: Any) -> list[SampledVideo]:
         calls.append(path)
         time.sleep(0.2)
         return real(path, *args)
 
-    monkeypatch.setattr(store, "sample_video_sweep", counting)
+    monkeypatch.setattr(frame_cache, "sample_video_sweep", counting)
 
-    async def three_epochs() -> list[store.SampledVideo]:
+    async def three_epochs() -> list[SampledVideo]:
         return await asyncio.gather(
             *(service.video_frames(clip, FrameSettings(), 32_000_000) for _ in range(3))
         )
@@ -187,12 +187,12 @@ def test_cache_command_shows_and_clears(
 ) -> None:
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=30, seconds=2.0)
-    store.cached_sample_video(clip, FrameSettings())
+    frame_cache.cached_sample_video(clip, FrameSettings())
     assert cli_main(["cache"]) == 0
     shown = capsys.readouterr().out
     assert str(private_cache) in shown and "holds 1 frame set(s)" in shown
     assert cli_main(["cache", "--clear"]) == 0
-    assert store.cache_stats().frame_entries == 0
+    assert cache_folder.cache_stats().frame_entries == 0
 
 
 def test_warm_cache_needs_no_decoding_or_hashing(
@@ -200,14 +200,14 @@ def test_warm_cache_needs_no_decoding_or_hashing(
 ) -> None:
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=30, seconds=2.0)
-    first = store.cached_sample_video(clip, FrameSettings())
+    first = frame_cache.cached_sample_video(clip, FrameSettings())
 
     def refuse(*_: object) -> None:
         raise AssertionError("a warm cache read the clip again")
 
-    monkeypatch.setattr(store, "sample_video_sweep", refuse)
-    monkeypatch.setattr(store, "file_sha256", refuse)
-    assert store.cached_sample_video(clip, FrameSettings()) == first
+    monkeypatch.setattr(frame_cache, "sample_video_sweep", refuse)
+    monkeypatch.setattr(facts, "file_sha256", refuse)
+    assert frame_cache.cached_sample_video(clip, FrameSettings()) == first
 
 
 def test_sweep_decodes_once_into_entries_identical_to_one_budget_at_a_time(
@@ -228,9 +228,9 @@ def test_sweep_decodes_once_into_entries_identical_to_one_budget_at_a_time(
         return frames
 
     monkeypatch.setattr(av.Packet, "decode", counting)
-    swept = store.cached_sample_videos(clip, sweep, root=tmp_path / "swept")
+    swept = frame_cache.cached_sample_videos(clip, sweep, root=tmp_path / "swept")
     decoded_in_sweep, decoded = decoded, 0
-    alone = [store.cached_sample_video(clip, s, root=tmp_path / "alone") for s in sweep]
+    alone = [frame_cache.cached_sample_video(clip, s, root=tmp_path / "alone") for s in sweep]
     assert swept == alone
     assert _entries(tmp_path / "swept") == _entries(tmp_path / "alone")
     assert len(_entries(tmp_path / "swept")) == 2 * len(sweep)  # frames.bin + frames.json

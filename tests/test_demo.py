@@ -17,7 +17,7 @@ from hss_inspect.data.demo_maker import scenes
 from hss_inspect.data.demo_maker import tasks as demo_tasks
 from hss_inspect.data.release import LocalRelease, open_release
 from hss_inspect.data.rows import report_unknown_taxonomy
-from hss_inspect.media.video import probe_duration
+from hss_inspect.media.probe import probe_duration
 
 SHIPPED = Path(scenes.__file__).parents[1] / "demo_data"
 

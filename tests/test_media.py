@@ -16,7 +16,7 @@ from PIL import Image
 
 from hss_inspect.commands.cli import main as cli_main
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media import store
+from hss_inspect.media import cache_folder, frame_cache, frame_files
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.image import prepare_image, shrink_jpegs_to_budget
 from hss_inspect.media.video import sample_video
@@ -191,13 +191,13 @@ def test_frame_byte_budget_shrinks_every_frame(tmp_path: Path) -> None:
 def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "clip.mp4"
     write_video(path, fps=30, seconds=2.0)
-    first = store.cached_sample_video(path, FrameSettings())
-    entry = next((store.cache_root() / "frames").iterdir())
+    first = frame_cache.cached_sample_video(path, FrameSettings())
+    entry = next((cache_folder.cache_root() / "frames").iterdir())
     blob = bytearray((entry / "frames.bin").read_bytes())
     blob[len(blob) // 2] ^= 0xFF  # same size, one flipped byte
     (entry / "frames.bin").write_bytes(bytes(blob))
-    assert store.read_frames(entry) is None
-    assert store.cached_sample_video(path, FrameSettings()) == first
+    assert frame_files.read_frames(entry) is None
+    assert frame_cache.cached_sample_video(path, FrameSettings()) == first
 
 
 def test_frames_command_writes_what_the_model_sees(tmp_path: Path) -> None:
@@ -225,10 +225,10 @@ def test_frames_command_writes_what_the_model_sees(tmp_path: Path) -> None:
 def test_partial_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "clip.mp4"
     write_video(path, fps=30, seconds=2.0)
-    first = store.cached_sample_video(path, FrameSettings())
-    entry = next((store.cache_root() / "frames").iterdir())
+    first = frame_cache.cached_sample_video(path, FrameSettings())
+    entry = next((cache_folder.cache_root() / "frames").iterdir())
     (entry / "frames.bin").write_bytes((entry / "frames.bin").read_bytes()[:100])
-    assert store.read_frames(entry) is None
+    assert frame_files.read_frames(entry) is None
     (entry / "frames.json").unlink()
-    assert store.read_frames(entry) is None
-    assert store.cached_sample_video(path, FrameSettings()) == first
+    assert frame_files.read_frames(entry) is None
+    assert frame_cache.cached_sample_video(path, FrameSettings()) == first

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media import service, store
+from hss_inspect.media import frame_cache, service
 from hss_inspect.media.errors import Deadline, MediaError, MediaTimeout
+from hss_inspect.media.video import SampledVideo
 from tests.support.fixture_repo import write_video
 
 BUDGET = 32_000_000
@@ -53,12 +54,12 @@ def test_cancelled_waiters_leave_no_unretrieved_exception(
     release = threading.Event()
     finished = threading.Event()
 
-    def failing_later(path: Path, *_: Any) -> list[store.SampledVideo]:
+    def failing_later(path: Path, *_: Any) -> list[SampledVideo]:
         release.wait(10)
         finished.set()
         raise MediaError(f"{path}: fails after its waiters are gone")
 
-    monkeypatch.setattr(store, "sample_video_sweep", failing_later)
+    monkeypatch.setattr(frame_cache, "sample_video_sweep", failing_later)
 
     async def scenario() -> None:
         # Three epochs share one preparation; Inspect cancels them all when another
@@ -84,11 +85,11 @@ def test_cancelled_waiters_leave_no_unretrieved_exception(
 def test_a_waiter_that_stays_still_gets_the_error(
     clip: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing(path: Path, *_: Any) -> list[store.SampledVideo]:
+    def failing(path: Path, *_: Any) -> list[SampledVideo]:
         time.sleep(0.2)
         raise MediaError(f"{path}: broken")
 
-    monkeypatch.setattr(store, "sample_video_sweep", failing)
+    monkeypatch.setattr(frame_cache, "sample_video_sweep", failing)
 
     async def scenario() -> None:
         first = asyncio.create_task(service.video_frames(clip, FrameSettings(), BUDGET))
@@ -105,9 +106,9 @@ def test_work_nobody_awaits_is_stopped_and_a_later_caller_starts_afresh(
     clip: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    real = store.sample_video_sweep
+    real = frame_cache.sample_video_sweep
 
-    def stalling_first(path: Path, sweep: Any, deadline: Deadline) -> list[store.SampledVideo]:
+    def stalling_first(path: Path, sweep: Any, deadline: Deadline) -> list[SampledVideo]:
         calls.append("start")
         if len(calls) == 1:
             while True:  # as the decoder does between packets
@@ -115,7 +116,7 @@ def test_work_nobody_awaits_is_stopped_and_a_later_caller_starts_afresh(
                 time.sleep(0.01)
         return real(path, sweep, deadline)
 
-    monkeypatch.setattr(store, "sample_video_sweep", stalling_first)
+    monkeypatch.setattr(frame_cache, "sample_video_sweep", stalling_first)
     outcome: list[BaseException] = []
 
     async def scenario() -> None:

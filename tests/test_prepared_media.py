@@ -28,10 +28,13 @@ from hss_inspect.commands.cli import main as cli_main
 from hss_inspect.conditions.prompt import native_video_note
 from hss_inspect.conditions.turn import native_video_content
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media import store
+from hss_inspect.media import cache_folder, frame_cache, image_cache
+from hss_inspect.media.activity import activity
+from hss_inspect.media.facts import cached_clip_geometry
 from hss_inspect.media.image import prepare_image
 from hss_inspect.media.plan import thin_uniformly
-from hss_inspect.media.video import probe_duration, probe_frame_size, sample_video
+from hss_inspect.media.probe import probe_duration, probe_frame_size
+from hss_inspect.media.video import sample_video
 from tests.support.fixture_repo import (
     FixtureTask,
     build_repo,
@@ -123,10 +126,12 @@ def test_an_image_cap_at_or_above_max_frames_does_not_split_the_cache() -> None:
     # No clip is planned more than max_frames frames, and thinning to a cap at least that
     # large keeps every one of them: Anthropic's 600 and OpenAI's 1,500 change nothing.
     assert thin_uniformly(500, 600) == thin_uniformly(500, 1500) == list(range(500))
-    keys = {store.frames_key("d" * 64, FrameSettings(max_images=cap)) for cap in (None, 500, 600)}
-    assert keys == {store.frames_key("d" * 64, FrameSettings(max_images=1500))}
-    assert store.frames_key("d" * 64, FrameSettings(max_images=499)) not in keys
-    assert store.frames_key("d" * 64, FrameSettings(frame_side=767)) not in keys
+    keys = {
+        frame_cache.frames_key("d" * 64, FrameSettings(max_images=cap)) for cap in (None, 500, 600)
+    }
+    assert keys == {frame_cache.frames_key("d" * 64, FrameSettings(max_images=1500))}
+    assert frame_cache.frames_key("d" * 64, FrameSettings(max_images=499)) not in keys
+    assert frame_cache.frames_key("d" * 64, FrameSettings(frame_side=767)) not in keys
 
 
 @pytest.fixture
@@ -148,14 +153,14 @@ def test_a_thinned_set_comes_from_the_prepared_entry_byte_for_byte(
 ) -> None:
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=30, seconds=12.0, size=(160, 90), options={"g": "90", "bf": "2"})
-    store.cached_sample_video(clip, FrameSettings())
+    frame_cache.cached_sample_video(clip, FrameSettings())
     counted_av_open.clear()
-    thinned = store.cached_sample_video(clip, FrameSettings(max_images=cap))
+    thinned = frame_cache.cached_sample_video(clip, FrameSettings(max_images=cap))
     assert counted_av_open == []  # taken from the entry: the clip is not opened
     decoded = sample_video(clip, FrameSettings(max_images=cap))  # a decode of its own
     assert thinned == decoded and len(thinned.jpegs) == cap
     # stored as an entry of its own: read next time without the unthinned one
-    assert len(list((store.cache_root() / "frames").glob("*/frames.json"))) == 2
+    assert len(list((cache_folder.cache_root() / "frames").glob("*/frames.json"))) == 2
 
 
 def test_a_clip_cut_short_thins_from_its_entry_as_a_decode_does(tmp_path: Path) -> None:
@@ -163,9 +168,9 @@ def test_a_clip_cut_short_thins_from_its_entry_as_a_decode_does(tmp_path: Path) 
     write_video(whole, codec="libvpx-vp9", fps=24, seconds=6.0, size=(128, 72))
     cut = tmp_path / "cut.webm"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
-    full = store.cached_sample_video(cut, FrameSettings())
+    full = frame_cache.cached_sample_video(cut, FrameSettings())
     assert full.truncation is not None  # the frames stop where the data does
-    thinned = store.cached_sample_video(cut, FrameSettings(max_images=4))
+    thinned = frame_cache.cached_sample_video(cut, FrameSettings(max_images=4))
     assert thinned == sample_video(cut, FrameSettings(max_images=4))
 
 
@@ -175,14 +180,14 @@ def test_clip_facts_spare_opening_a_prepared_clip(
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=25, seconds=4.0, size=(240, 160), rotation=90)
     expected = (probe_duration(clip), *probe_frame_size(clip))
-    store.cached_sample_video(clip, FrameSettings())
+    frame_cache.cached_sample_video(clip, FrameSettings())
     counted_av_open.clear()
-    assert store.cached_clip_geometry(clip) == expected == (4.0, 160, 240)
+    assert cached_clip_geometry(clip) == expected == (4.0, 160, 240)
     assert counted_av_open == []
     # a damaged record is probed again, never served
-    (facts,) = (store.cache_root() / "facts").glob("*.json")
+    (facts,) = (cache_folder.cache_root() / "facts").glob("*.json")
     facts.write_text(facts.read_text().replace('"height": 240', '"height": 241'))
-    assert store.cached_clip_geometry(clip) == expected
+    assert cached_clip_geometry(clip) == expected
     assert len(counted_av_open) >= 1
 
 
@@ -192,7 +197,7 @@ def test_a_prepared_clip_sent_as_native_video_is_not_opened_for_its_duration(
     clip = tmp_path / "clip.mp4"
     write_video(clip, fps=25, seconds=3.0, size=(240, 160))
     duration = probe_duration(clip)
-    store.cached_sample_video(clip, FrameSettings())
+    frame_cache.cached_sample_video(clip, FrameSettings())
     counted_av_open.clear()
     content, details = asyncio.run(native_video_content(clip))
     assert counted_av_open == []
@@ -208,17 +213,17 @@ def test_an_image_is_prepared_once_for_every_providers_limits(
     task_limits = (4096, 4_500_000, None)
     openai_limits = (4096, 4_500_000, 30_720_000)  # OpenAI's pixel cap: no image reaches it
     for path in (small, large):
-        store.cached_prepare_image(path, *task_limits[:2])
+        image_cache.cached_prepare_image(path, *task_limits[:2])
 
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("an image was prepared again for limits that change nothing")
 
-    monkeypatch.setattr(store, "prepare_image_with_facts", refuse)
+    monkeypatch.setattr(image_cache, "prepare_image_with_facts", refuse)
     for path in (small, large):
         side, size, pixels = openai_limits
-        got = store.cached_prepare_image(path, side, size, max_pixels=pixels)
+        got = image_cache.cached_prepare_image(path, side, size, max_pixels=pixels)
         assert got == prepare_image(path, side, size, max_pixels=pixels)
-    assert store.cached_prepare_image(large, 4096, 4_500_000).reencoded
+    assert image_cache.cached_prepare_image(large, 4096, 4_500_000).reencoded
 
 
 @pytest.fixture
@@ -233,8 +238,8 @@ def full_disk(private_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         return real_write(self, data)
 
     monkeypatch.setattr(Path, "write_bytes", no_space)
-    monkeypatch.setattr(store, "_problems", {})
-    monkeypatch.setattr(store, "_unstored", OrderedDict())
+    monkeypatch.setattr(cache_folder, "_problems", {})
+    monkeypatch.setattr(frame_cache, "_unstored", OrderedDict())
     return private_cache
 
 
@@ -245,9 +250,9 @@ def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
     clips = [tmp_path / f"clip{i}.mp4" for i in range(2)]
     for clip in clips:
         write_video(clip, fps=30, seconds=3.0, size=(160, 90))
-    with caplog.at_level(logging.WARNING, logger="hss_inspect.media.store"):
+    with caplog.at_level(logging.WARNING, logger="hss_inspect.media.cache_folder"):
         for clip in clips:
-            got = store.cached_sample_video(clip, FrameSettings())
+            got = frame_cache.cached_sample_video(clip, FrameSettings())
             assert [hashlib.sha256(j).hexdigest() for j in got.jpegs] == frame_hashes(
                 clip, FrameSettings()
             )
@@ -256,7 +261,7 @@ def test_a_full_disk_at_the_write_sends_the_frames_from_memory_and_warns_once(
     assert "No space left on device" in warning and " free)" in warning
     assert "free space there, or point HSS_INSPECT_CACHE at a folder with room" in warning
     assert not list((private_cache / "frames").iterdir())  # nothing half-written left
-    problem = store.storage_problem()
+    problem = cache_folder.storage_problem()
     assert problem is not None and problem.full and problem.free_bytes is not None
 
 
@@ -561,7 +566,7 @@ def test_prepare_for_a_recipe_leaves_nothing_for_its_runs_to_decode(
     counted_av_open.clear()
     release = open_release(str(root), "main")
     (row,) = release.read_rows()
-    before = store.activity()
+    before = activity()
     sent_frames, opened = {}, {}
     for planned in plan_recipe("judges"):
         media = media_settings({**DEFAULTS, **planned.task_args})
@@ -574,7 +579,7 @@ def test_prepare_for_a_recipe_leaves_nothing_for_its_runs_to_decode(
         sent_frames[planned.model] = asyncio.run(turn)[1]
         opened[planned.model] = len(counted_av_open)
         counted_av_open.clear()
-    assert store.activity().since(before).clips == {}  # no run decoded a frame
+    assert activity().since(before).clips == {}  # no run decoded a frame
     # a clip sent whole (Gemini's native video) takes its duration from the cache's facts
     assert opened == dict.fromkeys(sent_frames, 0)
     # GLM-5.3-flash on Fireworks: 30 images a request, so 30 of the 40 frames

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media import video
+from hss_inspect.media import probe, video
 from hss_inspect.media.plan import plan_frames
 from tests.support.fixture_repo import read_index, write_video
 
@@ -68,8 +68,8 @@ def test_indexed_sampler_delivers_the_reference_bytes(
 ) -> None:
     path = clip(clips, codec_key)
     settings = PLANS[plan_key]
-    plan = plan_frames(video.probe_duration(path), settings)
-    index = video.read_packet_index(path)
+    plan = plan_frames(probe.probe_duration(path), settings)
+    index = probe.read_packet_index(path)
     assert index is not None
     fast = video._decode_indexed(path, plan, settings, index)
     slow = video._decode_streaming(path, plan, settings)
@@ -92,8 +92,8 @@ def test_variable_frame_rate_and_rotation_through_the_indexed_sampler(tmp_path: 
         numbered=True,
     )
     settings = FrameSettings(max_frames=9)
-    plan = plan_frames(video.probe_duration(path), settings)
-    index = video.read_packet_index(path)
+    plan = plan_frames(probe.probe_duration(path), settings)
+    index = probe.read_packet_index(path)
     assert index is not None
     fast = video._decode_indexed(path, plan, settings, index)
     slow = video._decode_streaming(path, plan, settings)
@@ -113,8 +113,8 @@ def test_sparse_plan_decodes_fewer_frames(clips: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(av.Packet, "decode", counting)
     settings = FrameSettings(max_frames=3)
-    plan = plan_frames(video.probe_duration(path), settings)
-    index = video.read_packet_index(path)
+    plan = plan_frames(probe.probe_duration(path), settings)
+    index = probe.read_packet_index(path)
     assert index is not None
     assert video._decode_indexed(path, plan, settings, index) is not None
     assert 3 <= decoded < 300 / 3
@@ -192,7 +192,7 @@ def test_runs_split_at_keyframes_without_sharing_a_keyframe() -> None:
     from fractions import Fraction
 
     # 300 packets, a keyframe every 30.
-    index = video.PacketIndex(Fraction(1, 30), tuple(range(300)), tuple(range(0, 300, 30)), 300)
+    index = probe.PacketIndex(Fraction(1, 30), tuple(range(300)), tuple(range(0, 300, 30)), 300)
     wanted = [5, 20, 35, 61, 62, 150, 299]
     runs = video.split_at_keyframes(wanted, index, 2)
     assert [p for run in runs for p in run] == wanted

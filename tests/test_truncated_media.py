@@ -20,7 +20,7 @@ from PIL import Image
 
 from hss_inspect.conditions.turn import frames_content
 from hss_inspect.core.settings import FrameSettings, MediaSettings
-from hss_inspect.media import video
+from hss_inspect.media import probe, video
 from hss_inspect.media.errors import MediaError
 from hss_inspect.media.plan import plan_frames, thin_uniformly
 from tests.support.fixture_repo import read_index, write_video
@@ -124,7 +124,7 @@ def test_cut_clip_gets_the_frames_the_ffmpeg_program_emits(
             video.sample_video(path, settings)
         return
     ours = video.sample_video(path, settings)
-    declared = video.probe_duration(path)
+    declared = probe.probe_duration(path)
     planned = plan_frames(declared, settings).planned_frames
     # The reference harness takes at most N frames (from the declared duration).
     assert sent_indices(ours) == theirs[:planned]
@@ -147,10 +147,10 @@ def test_faststart_cut_loses_frames_and_fragmented_cut_shortens_the_declared_dur
     faststart = cut(whole_clip(clips, "faststart"), 0.5, tmp_path / "f.mp4")
     fragmented = cut(whole_clip(clips, "fragmented"), 0.5, tmp_path / "g.mp4")
     # A faststart file keeps its full index: the container still says 4 s.
-    assert video.probe_duration(faststart) == pytest.approx(4.0)
+    assert probe.probe_duration(faststart) == pytest.approx(4.0)
     assert video.sample_video(faststart, FrameSettings()).truncation is not None
     # A fragmented file's duration comes from the fragments that are there.
-    assert video.probe_duration(fragmented) < 3.0
+    assert probe.probe_duration(fragmented) < 3.0
 
 
 @needs_ffmpeg
@@ -162,10 +162,10 @@ def test_clean_cut_at_a_packet_takes_the_indexed_path_with_the_same_result(
         positions = [p.pos for p in container.demux(video=0) if p.size and p.pos is not None]
     path = tmp_path / "clean.mp4"
     path.write_bytes(source.read_bytes()[: sorted(positions)[len(positions) // 2 + 3]])
-    index = video.read_packet_index(path)
+    index = probe.read_packet_index(path)
     assert index is not None and not index.damaged
     settings = FrameSettings(max_images=4)
-    plan = plan_frames(video.probe_duration(path), settings, index.span)
+    plan = plan_frames(probe.probe_duration(path), settings, index.span)
     fast = video._decode_indexed(path, plan, settings, index)
     slow = video._decode_streaming(path, plan_frames(plan.duration, settings), settings)
     assert fast is not None
@@ -179,7 +179,7 @@ def test_damaged_cut_with_thinning_matches_the_ffmpeg_program_thinned(
     clips: Path, tmp_path: Path
 ) -> None:
     path = cut(whole_clip(clips, "faststart"), 0.62, tmp_path / "cut.mp4")
-    index = video.read_packet_index(path)
+    index = probe.read_packet_index(path)
     assert index is not None and index.damaged  # the last packet is cut in two
     ours = video.sample_video(path, FrameSettings(fps=3.0, max_images=5))
     theirs = ffmpeg_indices(path, "3", tmp_path / "ff")
@@ -213,7 +213,7 @@ def test_moov_at_end_cut_is_refused_naming_the_file_and_the_cause(tmp_path: Path
     path = cut(whole, 0.8, tmp_path / "moov_lost.mp4")
     for call in (
         lambda: video.sample_video(path, FrameSettings()),
-        lambda: video.probe_duration(path),
+        lambda: probe.probe_duration(path),
     ):
         with pytest.raises(MediaError, match=r"moov_lost\.mp4.*cut short"):
             call()
@@ -244,5 +244,5 @@ def test_clip_with_zeroed_bytes_mid_file_matches_the_ffmpeg_program(
     settings = FrameSettings()
     ours = video.sample_video(path, settings)
     theirs = ffmpeg_indices(path, "2", tmp_path / "ff")
-    planned = plan_frames(video.probe_duration(path), settings).planned_frames
+    planned = plan_frames(probe.probe_duration(path), settings).planned_frames
     assert sent_indices(ours) == theirs[:planned]

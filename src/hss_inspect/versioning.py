@@ -32,7 +32,8 @@ from hss_inspect.core.settings import (
 from hss_inspect.grading.causes import labeler_prompts, taxonomy
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, VALUE_KEYS
-from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, IMAGE_ALGORITHM_VERSION
+from hss_inspect.media.frame_cache import FRAME_ALGORITHM_VERSION
+from hss_inspect.media.image_cache import IMAGE_ALGORITHM_VERSION
 from hss_inspect.providers.fit import FIT_ALGORITHM_VERSION
 from hss_inspect.providers.limits import TokenRule, rules_file
 from hss_inspect.providers.tokens import image_tokens

@@ -24,7 +24,8 @@ from hss_inspect.audit.perturber import Perturbation
 from hss_inspect.audit.variants import Variant
 
 # The media cache's atomic write (temporary file, then rename) serves these entries too.
-from hss_inspect.media.store import cache_root, write_atomically
+from hss_inspect.media.cache_entries import write_atomically
+from hss_inspect.media.cache_folder import cache_root
 
 AUDIT_SECTION = "audit"
 ENTRY_FORMAT = 1

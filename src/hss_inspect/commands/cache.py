@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hss_inspect.media.store import cache_stats, check_cache_folder, clear_cache
+from hss_inspect.media.cache_folder import cache_stats, check_cache_folder, clear_cache
 
 CACHE_ENV_HINT = "set HSS_INSPECT_CACHE to move it"
 

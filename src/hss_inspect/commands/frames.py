@@ -7,14 +7,10 @@ import sys
 from pathlib import Path
 
 from hss_inspect.core.options import FRAME_OPTIONS, add_flags, frame_settings
-from hss_inspect.media.store import (
-    cached_sample_video,
-    check_cache_folder,
-    file_sha256,
-    manifest_of,
-    remembered_sha256,
-    write_frames,
-)
+from hss_inspect.media.cache_folder import check_cache_folder
+from hss_inspect.media.facts import file_sha256, remembered_sha256
+from hss_inspect.media.frame_cache import cached_sample_video
+from hss_inspect.media.frame_files import manifest_of, write_frames
 from hss_inspect.media.video import sample_video
 
 

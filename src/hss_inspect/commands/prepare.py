@@ -38,8 +38,16 @@ from hss_inspect.core.options import (
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import TaskRow, select_rows
-from hss_inspect.media import store
+from hss_inspect.media.activity import activity
+from hss_inspect.media.cache_folder import (
+    check_cache_folder,
+    report_storage_problems_quietly,
+    storage_problem,
+)
 from hss_inspect.media.errors import Deadline
+from hss_inspect.media.facts import remembered_sha256
+from hss_inspect.media.frame_cache import cached_sample_videos
+from hss_inspect.media.image_cache import cached_prepare_image
 from hss_inspect.providers.fit import TokenBudget
 from hss_inspect.recipes.plans import RECIPES, plan_recipe
 
@@ -149,13 +157,13 @@ def jobs_for(
 
 def run_job(release: Release, job: PrepareJob) -> PrepareResult:
     """Fetch one media file and fill the cache for it; errors become part of the result."""
-    before = store.activity()
+    before = activity()
     try:
         result = _prepare(release, job)
     except Exception as exc:  # one bad file must not stop the others; it is reported
         result = PrepareResult(job.task_id, job.media_path, job.media_type, error=str(exc))
-    problem = store.storage_problem()
-    if problem is None or not store.activity().since(before).not_stored:
+    problem = storage_problem()
+    if problem is None or not activity().since(before).not_stored:
         return result
     return replace(result, not_stored=problem.warning())
 
@@ -165,14 +173,14 @@ def _prepare(release: Release, job: PrepareJob) -> PrepareResult:
     first = job.media[0]
     deadline = Deadline(first.media_timeout)  # after the download: it limits preparation
     if job.media_type == "image":
-        image = store.cached_prepare_image(
+        image = cached_prepare_image(
             path, first.image_max_side, first.image_max_bytes, deadline=deadline
         )
         frames, total = 0, len(image.data)
     else:
-        digest = store.remembered_sha256(path)
+        digest = remembered_sha256(path)
         sweep = [media.frames for media in job.media]
-        videos = store.cached_sample_videos(path, sweep, digest, deadline=deadline)
+        videos = cached_sample_videos(path, sweep, digest, deadline=deadline)
         frames = sum(len(video.jpegs) for video in videos)
         total = sum(len(j) for video in videos for j in video.jpegs)
     turns = asyncio.run(_model_turns(release, job)) if job.models else 0
@@ -206,7 +214,7 @@ def prepare_all(
     progress = _Progress(len(jobs), out or sys.stderr)
     # Workers record a cache that cannot store without warning; this process warns once.
     with ProcessPoolExecutor(
-        max_workers=max(1, workers), initializer=store.report_storage_problems_quietly
+        max_workers=max(1, workers), initializer=report_storage_problems_quietly
     ) as pool:
         futures: list[Future[PrepareResult]] = [pool.submit(run_job, release, j) for j in jobs]
         for future in as_completed(futures):
@@ -279,7 +287,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = store.check_cache_folder()
+    root = check_cache_folder()
     budgets = [media_settings({**vars(args), "max_frames": cap}) for cap in args.max_frames]
     models = targets_of(args, budgets)
     release = open_release(args.dataset, args.revision)

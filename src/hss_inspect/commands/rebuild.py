@@ -22,7 +22,8 @@ from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.data.rows import DatasetError
 from hss_inspect.media import service
-from hss_inspect.media.store import FRAME_ALGORITHM_VERSION, frame_name, manifest_of
+from hss_inspect.media.frame_cache import FRAME_ALGORITHM_VERSION
+from hss_inspect.media.frame_files import frame_name, manifest_of
 from hss_inspect.media.video import SampledVideo
 
 MANIFEST = "sent_media.json"

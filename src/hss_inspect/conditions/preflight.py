@@ -8,7 +8,7 @@ import logging
 
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.settings import MediaSettings
-from hss_inspect.media import store
+from hss_inspect.media.cache_folder import CacheFolderError, check_cache_folder
 from hss_inspect.providers.batching import batch_refusal
 from hss_inspect.providers.limits import (
     AppliedLimits,
@@ -58,8 +58,8 @@ def check_media_cache() -> None:
     """A cache path that is not a folder stops the run here, before any model is called,
     rather than failing every sample (a full or read-only cache only warns)."""
     try:
-        store.check_cache_folder()
-    except store.CacheFolderError as exc:
+        check_cache_folder()
+    except CacheFolderError as exc:
         raise SetupError(str(exc)) from None
 
 

@@ -18,7 +18,7 @@ from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import TaskRow
 from hss_inspect.estimate.costs import CostEstimate, TaskCost
-from hss_inspect.media import store
+from hss_inspect.media.activity import Activity, activity
 from hss_inspect.providers.fit import DoesNotFit, TokenBudget
 from hss_inspect.providers.limits import TokenRule, provider_rules
 from hss_inspect.providers.prices import text_tokens
@@ -141,7 +141,7 @@ async def size_requests(
     )
     estimates = []
     sent: list[tuple[str, str]] = []
-    before = store.activity()
+    before = activity()
     for row in rows:
         try:
             _, record = await user_turn_for(release, media, model, row.sample_metadata(), budget)
@@ -152,10 +152,10 @@ async def size_requests(
             continue
         estimates.append(estimate_request(record, row.task_id))
         sent.append((record["kind"], record["media_sha256"]))
-    return budget, estimates, prepared_media(sent, store.activity().since(before))
+    return budget, estimates, prepared_media(sent, activity().since(before))
 
 
-def prepared_media(sent: list[tuple[str, str]], work: store.Activity) -> PreparedMedia:
+def prepared_media(sent: list[tuple[str, str]], work: Activity) -> PreparedMedia:
     clips = {digest for kind, digest in sent if kind == "frames"}
     images = {digest for kind, digest in sent if kind == "image"}
     decoded = {digest: frames for digest, frames in work.clips.items() if digest in clips}

@@ -20,15 +20,11 @@ from typing import Any, TypeVar, cast
 
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings
 from hss_inspect.media.errors import Deadline
+from hss_inspect.media.facts import cached_clip_geometry, remembered_sha256
+from hss_inspect.media.frame_cache import cached_decode_plan, cached_sample_video
 from hss_inspect.media.image import PreparedImage, shrink_jpegs_to_budget
+from hss_inspect.media.image_cache import cached_prepare_image
 from hss_inspect.media.plan import FramePlan
-from hss_inspect.media.store import (
-    cached_clip_geometry,
-    cached_decode_plan,
-    cached_prepare_image,
-    cached_sample_video,
-    remembered_sha256,
-)
 from hss_inspect.media.video import SampledVideo
 
 R = TypeVar("R")

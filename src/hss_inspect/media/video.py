@@ -1,11 +1,12 @@
 """Decoding a clip into the frames of its sampling plan, with PyAV.
 
-The clip's packets are read first, without decoding: their presentation times say
-which source frame each slot of the plan needs (the reference rule) and where the
-keyframes are. The decoder then seeks to the keyframe before each needed frame when
-that skips work, decodes reference frames on the way, skips the non-reference frames
-it does not need, and converts, scales (in the decoder's pixel pipeline) and encodes
-only the frames the plan keeps. Memory stays at a few frames whatever the clip length.
+The clip's packets are read first, without decoding (`probe.read_packet_index`): their
+presentation times say which source frame each slot of the plan needs (the reference
+rule) and where the keyframes are. The decoder then seeks to the keyframe before each
+needed frame when that skips work, decodes reference frames on the way, skips the
+non-reference frames it does not need, and converts, scales (in the decoder's pixel
+pipeline) and encodes only the frames the plan keeps. Memory stays at a few frames
+whatever the clip length.
 
 If anything about the clip defeats that (packets without timestamps, a decoder that
 labels frames differently from their packets, damaged packets), every frame is decoded
@@ -41,6 +42,15 @@ from hss_inspect.media.plan import (
     plan_frames,
     select_per_boundary,
     thin_uniformly,
+)
+from hss_inspect.media.probe import (
+    PacketIndex,
+    PacketReader,
+    cut_short_hint,
+    declared_duration,
+    read_packet_index,
+    unreadable,
+    video_stream,
 )
 
 # Display-matrix rotation (degrees counter-clockwise, as PyAV reports it) to the
@@ -105,158 +115,6 @@ def thinned_video(full: SampledVideo, cap: int) -> SampledVideo:
     )
 
 
-@dataclass(frozen=True)
-class PacketIndex:
-    """Presentation times of a clip's decodable packets, read without decoding."""
-
-    time_base: Fraction
-    pts: tuple[int, ...]
-    keyframes: tuple[int, ...]
-    end: int  # the latest packet's end: presentation time plus duration
-    damaged: bool = False  # a packet cut short or a read error: only decoding tells more
-
-    @property
-    def span(self) -> float:
-        """Seconds from the first frame to the end of the last."""
-        return self.seconds(self.end)
-
-    def seconds(self, pts: int) -> float:
-        return float((pts - self.pts[0]) * self.time_base)
-
-    def keyframe_at_or_before(self, pts: int) -> int:
-        return self.keyframes[max(0, bisect.bisect_right(self.keyframes, pts) - 1)]
-
-
-def _video_stream(container: av.container.InputContainer, path: Path) -> av.VideoStream:
-    if not container.streams.video:
-        raise MediaError(f"{path}: no video stream in this file")
-    return container.streams.video[0]
-
-
-def probe_duration(path: Path) -> float:
-    """Clip duration in seconds: the container's, else the stream's, else from its packets."""
-    try:
-        with av.open(str(path)) as container:
-            declared = _declared_duration(container, _video_stream(container, path))
-        if declared is not None:
-            return declared
-        index = read_packet_index(path)
-    except av.FFmpegError as exc:
-        raise unreadable(path, exc) from exc
-    return index.span if index is not None else 0.0
-
-
-def probe_frame_size(path: Path) -> tuple[int, int]:
-    """Width and height of the clip's first frame as shown (display rotation applied),
-    decoding that frame only."""
-    try:
-        with av.open(str(path)) as container:
-            stream = _video_stream(container, path)
-            for frame in container.decode(stream):
-                turned = round(frame.rotation) % 360 in (90, 270)
-                return (frame.height, frame.width) if turned else (frame.width, frame.height)
-    except av.FFmpegError as exc:
-        raise unreadable(path, exc) from exc
-    raise MediaError(f"{path}: no decodable video frames{cut_short_hint(path)}")
-
-
-def unreadable(path: Path, exc: av.FFmpegError) -> MediaError:
-    """The error for a clip the demuxer or decoder refuses, with what the bytes suggest."""
-    hint = cut_short_hint(path)
-    return MediaError(f"{path}: cannot decode video ({exc}){hint}")
-
-
-def cut_short_hint(path: Path) -> str:
-    """'; ...' when the file's top-level MP4/MOV boxes end past the end of the file."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            if handle.read(8)[4:8] != b"ftyp":
-                return ""
-            offset = 0
-            while offset + 8 <= size:
-                handle.seek(offset)
-                header = handle.read(16)
-                box = int.from_bytes(header[:4], "big")
-                if box == 1 and len(header) >= 16:
-                    box = int.from_bytes(header[8:16], "big")
-                if box < 8:
-                    return ""  # 0: box runs to the end of the file; else not a box
-                offset += box
-    except OSError:
-        return ""
-    if offset <= size:
-        return ""
-    return (
-        f"; the file is cut short: its boxes need {offset} bytes and it has {size} "
-        "(an interrupted download or copy? fetch it again)"
-    )
-
-
-def _declared_duration(
-    container: av.container.InputContainer, stream: av.VideoStream
-) -> float | None:
-    if container.duration is not None and container.duration > 0:
-        return container.duration / av.time_base
-    if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
-        return float(stream.duration * stream.time_base)
-    return None
-
-
-def read_packet_index(path: Path, deadline: Deadline = NO_DEADLINE) -> PacketIndex | None:
-    """The clip's packet times and keyframes, or None when some packet has no timestamp."""
-    times: list[int] = []
-    keys: list[int] = []
-    end = 0
-    damaged = False
-    with av.open(str(path)) as container:
-        stream = _video_stream(container, path)
-        packets = _PacketReader(container, stream)
-        for packet in packets:
-            deadline.check(path)
-            if packet.size == 0:
-                continue  # the demuxer's end-of-stream marker
-            if packet.pts is None or stream.time_base is None:
-                return None
-            if packet.is_discard:
-                continue
-            damaged = damaged or packet.is_corrupt
-            times.append(packet.pts)
-            end = max(end, packet.pts + (packet.duration or 0))
-            if packet.is_keyframe:
-                keys.append(packet.pts)
-        damaged = damaged or packets.failed
-        if not times or not keys or stream.time_base is None:
-            return None
-        return PacketIndex(
-            stream.time_base, tuple(sorted(times)), tuple(sorted(keys)), end, damaged
-        )
-
-
-class _PacketReader:
-    """The stream's packets up to the end of the file or the first read error.
-
-    A read error ends the input, as it does for the ffmpeg program, and sets `failed`.
-    The demuxer's empty end-of-stream packet does not come after an error, so a caller
-    that decodes flushes its decoder itself.
-    """
-
-    def __init__(self, container: av.container.InputContainer, stream: av.VideoStream) -> None:
-        self._packets = container.demux(stream)
-        self.failed = False
-
-    def __iter__(self) -> Iterator[av.Packet[av.VideoStream]]:
-        while True:
-            try:
-                packet = next(self._packets)
-            except StopIteration:
-                return
-            except av.FFmpegError:
-                self.failed = True
-                return
-            yield packet
-
-
 def sample_video(
     path: Path, settings: FrameSettings, deadline: Deadline = NO_DEADLINE
 ) -> SampledVideo:
@@ -275,7 +133,7 @@ def sample_video_sweep(
     """
     try:
         with av.open(str(path)) as container:
-            declared = _declared_duration(container, _video_stream(container, path))
+            declared = declared_duration(container, video_stream(container, path))
         # Reading the index costs a demux pass (a few percent of a decode); it pays for
         # itself on every plan by the non-reference frames it lets the decoder skip.
         index = read_packet_index(path, deadline)
@@ -478,7 +336,7 @@ def _decode_run(
     deadline: Deadline,
 ) -> _RunResult:
     with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
-        stream = _video_stream(container, path)
+        stream = video_stream(container, path)
         if runs > 1:
             stream.codec_context.thread_count = 1
         else:
@@ -516,7 +374,7 @@ def _wanted_frames(
         container.seek(start, stream=stream, backward=True, any_frame=False)
         current_keyframe = start
         jumped = False
-        for packet in _PacketReader(container, stream):
+        for packet in PacketReader(container, stream):
             check_time()
             is_flush = packet.size == 0
             if not is_flush:
@@ -594,7 +452,7 @@ def _stream_pass(
 ) -> _Picked:
     pending: list[tuple[float, Future[bytes]]] = []
     with _FrameEncoder(settings) as encoder, av.open(str(path)) as container:
-        stream = _video_stream(container, path)
+        stream = video_stream(container, path)
         stream.thread_type = "SLICE" if damaged else "AUTO"
         timed = _TimedFrames(container, stream, lambda: deadline.check(path))
         for _, time, frame in select_per_boundary(timed, plan.boundaries):
@@ -630,7 +488,7 @@ class _TimedFrames:
         self.finished = False
 
     def __iter__(self) -> Iterator[tuple[float, av.VideoFrame]]:
-        packets = _PacketReader(self._container, self._stream)
+        packets = PacketReader(self._container, self._stream)
         for packet in packets:
             self._check_time()
             yield from self._timed(_decoded(packet))

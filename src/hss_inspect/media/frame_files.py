@@ -1,0 +1,87 @@
+"""A clip's frames on disk: a cache entry (`frames.bin`, every frame end to end, and
+`frames.json`, checked on reading), the `frames` command's folder of loose JPEGs, and the
+manifest both carry."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import zlib
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.core.settings import FrameSettings
+from hss_inspect.media.video import SampledVideo, Truncation
+
+MANIFEST = "frames.json"
+FRAMES_BLOB = "frames.bin"
+
+
+def frame_name(index: int) -> str:
+    return f"frame_{index:05d}.jpg"
+
+
+def manifest_of(video: SampledVideo, settings: FrameSettings, video_sha256: str) -> dict[str, Any]:
+    return {
+        "duration": video.duration,
+        "effective_fps": video.effective_fps,
+        "planned_frames": video.planned_frames,
+        "frame_count": len(video.jpegs),
+        "thinned": video.thinned,
+        "timestamps": list(video.timestamps),
+        "source_times": list(video.source_times),
+        "width": video.width,
+        "height": video.height,
+        "rotation": video.rotation,
+        "truncation": asdict(video.truncation) if video.truncation else None,
+        "video_sha256": video_sha256,
+        "settings": settings.as_dict(),
+        "frame_bytes": [len(j) for j in video.jpegs],
+        "frame_sha256": [hashlib.sha256(j).hexdigest() for j in video.jpegs],
+    }
+
+
+def write_frames(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
+    """Write the frames and, last, the manifest that marks the folder complete."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("frame_*.jpg"):
+        stale.unlink()
+    for index, jpeg in enumerate(video.jpegs):
+        (folder / frame_name(index)).write_bytes(jpeg)
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
+
+
+def write_entry(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
+    """A cache entry: every frame in one file, so a warm read is one open and one hash."""
+    blob = b"".join(video.jpegs)
+    (folder / FRAMES_BLOB).write_bytes(blob)
+    # CRC-32 guards against truncation and bit rot at a fraction of a hash's cost.
+    record = {**manifest, "blob_crc32": zlib.crc32(blob)}
+    (folder / MANIFEST).write_text(json.dumps(record))
+
+
+def read_frames(folder: Path) -> SampledVideo | None:
+    """The cache entry in `folder`, or None when it is missing, partial or corrupt."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+        blob = (folder / FRAMES_BLOB).read_bytes()
+        sizes = manifest["frame_bytes"]
+        if len(blob) != sum(sizes) or zlib.crc32(blob) != manifest["blob_crc32"]:
+            return None
+        offsets = list(itertools.accumulate(sizes, initial=0))
+        return SampledVideo(
+            duration=manifest["duration"],
+            effective_fps=manifest["effective_fps"],
+            planned_frames=manifest["planned_frames"],
+            timestamps=tuple(manifest["timestamps"]),
+            source_times=tuple(manifest["source_times"]),
+            jpegs=tuple(blob[a:b] for a, b in itertools.pairwise(offsets)),
+            width=manifest["width"],
+            height=manifest["height"],
+            rotation=manifest["rotation"],
+            truncation=Truncation(**manifest["truncation"]) if manifest["truncation"] else None,
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
