@@ -35,13 +35,14 @@ from typing import Any
 from unittest import mock
 
 from benchmarks.clips import bench_arguments, ensure_clips
-from hss_inspect.commands.prepare import ModelTarget, jobs_for, run_job
+from hss_inspect.conditions.prepared_turns import ModelTarget
 from hss_inspect.conditions.turn import user_turn_for
 from hss_inspect.core.settings import DEFAULT_MEDIA, MediaSettings
 from hss_inspect.data.release import open_release
 from hss_inspect.media import facts, frame_cache, image_cache, service
 from hss_inspect.media.activity import activity
 from hss_inspect.media.cache_folder import CACHE_ENV
+from hss_inspect.media.prepare import jobs_for, run_job
 from hss_inspect.providers.context import budget_for_name
 from tests.support.fixture_repo import FixtureTask, build_repo
 
@@ -117,7 +118,7 @@ def one_arm(release: Path, models: list[ModelTarget], old: bool) -> dict[str, fl
         with old_rules() if old else contextlib.nullcontext():
             start, prepare_wall = activity(), time.perf_counter()
             for job in jobs_for(rows, [DEFAULT_MEDIA]):
-                result = run_job(opened, job)
+                result = run_job(opened.media_file, job)
                 assert result.error is None, result.error
             prepared, prepare_wall = activity(), time.perf_counter() - prepare_wall
             run_wall = time.perf_counter()
