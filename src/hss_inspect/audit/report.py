@@ -30,7 +30,7 @@ from hss_inspect.audit.tally import (
 )
 from hss_inspect.core.markdown import table_lines
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.records import LogError, read_samples
+from hss_inspect.report.logs import LogError, read_samples
 
 AUDIT_SCORER = "judge_audit"
 AUDIT_CONDITION = "judge_audit"

@@ -21,8 +21,10 @@ from hss_inspect.report.bill import PartyBill, bill_summary, party_bill
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
+from hss_inspect.report.log_header import LogInfo
+from hss_inspect.report.logs import LogError, find_logs
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.records import LogError, LogInfo, find_logs, read_logs
+from hss_inspect.report.records import read_logs
 from hss_inspect.report.register import register_markdown, results
 from hss_inspect.report.render import (
     agreement_markdown,

@@ -25,6 +25,7 @@ from hss_inspect.report.bill import (
     hour_write_rate,
     shared_names,
 )
+from hss_inspect.report.log_header import run_label
 from hss_inspect.report.numbers import (
     NOT_REPORTED,
     count,
@@ -37,7 +38,6 @@ from hss_inspect.report.numbers import (
     times,
 )
 from hss_inspect.report.paper import PublishedRow
-from hss_inspect.report.records import run_label
 from hss_inspect.report.sweep import Sweep
 from hss_inspect.report.tables import GROUP_COLUMNS, SUBDOMAIN_LABELS, Difficulty
 
