@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hss_inspect.commands.pilot import Pilot
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.markdown import aligned
 from hss_inspect.data.rows import TaskRow
@@ -49,6 +48,7 @@ from hss_inspect.providers.prices import (
     total_dollars,
 )
 from hss_inspect.report.paper import published_rows, table1_row
+from hss_inspect.report.pilot import Pilot
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hss_inspect.commands import cost
-from hss_inspect.commands.pilot import read_pilot
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.markdown import aligned
 from hss_inspect.core.options import (
@@ -48,6 +47,7 @@ from hss_inspect.providers.limits import (
 from hss_inspect.providers.prices import text_tokens
 from hss_inspect.providers.tokens import check_rule
 from hss_inspect.report.paper import judges
+from hss_inspect.report.pilot import read_pilot
 
 
 @dataclass
