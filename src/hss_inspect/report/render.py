@@ -1,9 +1,10 @@
-"""Renderers at the edge: report rows to Markdown, CSV, JSON and a self-contained HTML page.
+"""The leaderboard at the edge: report rows as Markdown, CSV, JSON and a self-contained
+HTML page.
 
 Rows are the dicts of `tables.leaderboard_row` (rates as fractions); tables show them in
 percent, the paper's Table 1 layout, with the best value bold and the second underlined.
-The pages' section on what each run cost is `bill_render`'s; the analyses' Markdown is
-`analysis_render`'s (their JSON is `json_report`, here).
+The pages' section on what each run cost comes from `bill_render`; the analyses' Markdown
+is in `analysis_render`, and their JSON is `json_report`, here.
 """
 
 from __future__ import annotations
