@@ -312,7 +312,7 @@ eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, e
     (path,) = tmp_path.glob("*.eval")
     from inspect_ai.log import read_eval_log
 
-    from hss_inspect.commands.pilot import read_pilot
+    from hss_inspect.report.pilot import read_pilot
 
     log = read_eval_log(str(path))
     pilot = read_pilot(str(path), "hss/scripted")

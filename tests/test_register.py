@@ -216,7 +216,7 @@ def test_a_value_survives_the_command_line_as_inspect_reads_it(value: Any) -> No
 def test_a_value_the_command_line_cannot_carry_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from hss_inspect.report.records import invocation_of
+    from hss_inspect.report.log_header import invocation_of
 
     path = write_log(tmp_path / "m.eval", [Item("t1", "retrodiction", "image", (T,))])
     log = read_eval_log(path)

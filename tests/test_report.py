@@ -13,7 +13,8 @@ import pytest
 
 from hss_inspect.commands.cli import main
 from hss_inspect.grading.metrics import bootstrap_halfwidth
-from hss_inspect.report.records import LogError, read_logs
+from hss_inspect.report.logs import LogError
+from hss_inspect.report.records import read_logs
 from hss_inspect.report.tables import leaderboard_row, runs_of
 from tests.support.logs import Item, Try, write_log
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalSample, read_eval_log
+from inspect_ai.log import EvalSample
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, KIND_NAMES
 from hss_inspect.audit.tally import (
@@ -30,7 +30,7 @@ from hss_inspect.audit.tally import (
 )
 from hss_inspect.core.markdown import table_lines
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.records import LogError, read_samples
+from hss_inspect.report.logs import LogError, read_header, read_samples
 
 AUDIT_SCORER = "judge_audit"
 AUDIT_CONDITION = "judge_audit"
@@ -77,12 +77,12 @@ class AuditRun:
 
 def is_audit_log(path: str | Path) -> bool:
     """Whether a log is one of hss_inspect/hss_judge_audit (its header says so)."""
-    header = read_eval_log(str(path), header_only=True)
+    header = read_header(str(path))
     return (header.eval.metadata or {}).get("hss_condition") == AUDIT_CONDITION
 
 
 def read_audit_log(path: str | Path) -> AuditRun:
-    header = read_eval_log(str(path), header_only=True)
+    header = read_header(str(path))
     if (header.eval.metadata or {}).get("hss_condition") != AUDIT_CONDITION:
         raise LogError(f"{path}: not a log of hss_inspect/hss_judge_audit")
     samples = list(read_samples(str(path)))

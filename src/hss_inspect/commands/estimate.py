@@ -10,7 +10,6 @@ import asyncio
 import json
 
 from hss_inspect.commands.arguments import add_cost_config_argument
-from hss_inspect.commands.pilot import read_pilot  # TEMP until report.pilot lands
 from hss_inspect.conditions.preflight import check_before_run
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
@@ -34,6 +33,7 @@ from hss_inspect.estimate.text import estimate_text
 from hss_inspect.providers.limits import token_rule_for
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
+from hss_inspect.report.pilot import read_pilot
 
 ESTIMATE_OPTIONS = (
     *SELECTION_OPTIONS,

@@ -74,7 +74,7 @@ def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
         raise InputError(
             "recipe judges needs the logs to re-grade: hss-inspect recipe judges LOG_OR_FOLDER..."
         )
-    from hss_inspect.report.records import find_logs
+    from hss_inspect.report.logs import find_logs
 
     logs = find_logs(args.logs)
     if args.dry_run:

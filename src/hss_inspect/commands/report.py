@@ -17,25 +17,25 @@ from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
 from hss_inspect.providers.prices import priced_by_name
 from hss_inspect.report import plots
 from hss_inspect.report.agreement import judge_alignment
+from hss_inspect.report.analysis_render import agreement_markdown, compare_markdown, sweep_markdown
 from hss_inspect.report.bill import PartyBill, bill_summary, party_bill
+from hss_inspect.report.bill_render import bill_csv
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
+from hss_inspect.report.log_header import LogInfo
+from hss_inspect.report.logs import LogError, find_logs
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.records import LogError, LogInfo, find_logs, read_logs
+from hss_inspect.report.records import read_logs
 from hss_inspect.report.register import register_markdown, results
 from hss_inspect.report.render import (
-    agreement_markdown,
-    bill_csv,
     clean_nan,
-    compare_markdown,
     csv_report,
     display_rows,
     html_report,
     json_report,
     markdown_report,
     subdomain_csv,
-    sweep_markdown,
 )
 from hss_inspect.report.sweep import build_sweep
 from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, primary_runs, runs_of

@@ -1,8 +1,9 @@
-"""Tables: Markdown, for the Scoring tab of `inspect view` and for the reports, and plain
-columns for the commands' printed figures."""
+"""Tables: Markdown, for the Scoring tab of `inspect view` and for the reports, HTML for
+the report's page, and plain columns for the commands' printed figures."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
 
 
@@ -18,6 +19,19 @@ def table_lines(header: Sequence[object], rows: Iterable[Sequence[object]]) -> l
 
 def table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     return "\n".join(table_lines(header, rows))
+
+
+def html_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], classes: Sequence[str] = ()
+) -> str:
+    """An HTML table: the header escaped here, the cells as given (already HTML), each row
+    with its CSS class, if any."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    lines = []
+    for i, cells in enumerate(body):
+        css = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
+        lines.append(f"<tr{css}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
 
 
 def aligned(rows: list[list[str]]) -> list[str]:

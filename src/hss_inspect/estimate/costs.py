@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from hss_inspect.commands.pilot import Pilot  # TEMP until report.pilot lands
 from hss_inspect.data.rows import TaskRow
 from hss_inspect.providers.batching import batch_rules_for
 from hss_inspect.providers.caching import (
@@ -38,6 +37,7 @@ from hss_inspect.providers.prices import (
     total_dollars,
 )
 from hss_inspect.report.paper import published_rows, table1_row
+from hss_inspect.report.pilot import Pilot
 
 # Without a pilot, the next attempt of a task is assumed to come this long after the one
 # before (a full run's epoch takes tens of minutes; a pilot measures it: --pilot).

@@ -8,7 +8,7 @@ the log, else Inspect's model database. Beside the bill stands what the same tok
 cost with caching off (every input token at the plain input price), and a batched party's
 bill carries the provider's batch discount, which Inspect's recorded cost does not apply.
 
-Reading the logs is `records` (it builds the parties); finding the prices is the command's.
+Reading the logs is `logs`, and `parties` builds the parties; finding the prices is the command's.
 """
 
 from __future__ import annotations

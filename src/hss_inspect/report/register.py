@@ -6,7 +6,7 @@ models next to the paper's, the deviations, and what it takes to run them again 
 dates, versions, the exact `inspect eval` commands). Here every figure comes from the logs
 given and the paper's published rows (`task_configs/paper_models.yaml`); no real-model
 result ships with the package. Pure: rows from `tables.leaderboard_row`, headers from
-`records.LogInfo`.
+`log_header.LogInfo`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from hss_inspect.providers.paper_models import (
     request_settings,
 )
 from hss_inspect.report.bill import shared_names
+from hss_inspect.report.log_header import Invocation, LogInfo
 from hss_inspect.report.numbers import MISSING, money, points, signed_points, times
 from hss_inspect.report.paper import PublishedRow, table1_row
-from hss_inspect.report.records import Invocation, LogInfo
 
 INVALID_SHARE = 0.10  # the register's checklist: at most 10 % invalid samples
 # Plain text, not a link: the section is pasted into a README whose headings may change.

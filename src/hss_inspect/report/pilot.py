@@ -1,7 +1,10 @@
 """A pilot run, read for `hss-inspect estimate`: what a short run of the same model
 (`inspect eval ... --limit N`) measured per attempt, which a full run's bill scales up:
 output and reasoning tokens by media type, the judge's tokens, and the run's pace (how long
-a sample-epoch took, and how many ran at once)."""
+a sample-epoch took, and how many ran at once).
+
+The log is read through `logs`: its header and its sample summaries, never the samples'
+messages, events or images."""
 
 from __future__ import annotations
 
@@ -11,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from inspect_ai.log import EvalSampleSummary
 
 from hss_inspect.core.errors import InputError
-
-if TYPE_CHECKING:
-    from inspect_ai.log import EvalSample
+from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.report.logs import read_header, read_summaries
 
 
 @dataclass(frozen=True)
@@ -42,29 +45,18 @@ class Pilot:
 
 def read_pilot(path: str, model: str) -> Pilot:
     """The pilot log at `path`, of `model` (a log of another model is refused)."""
-    from inspect_ai.log import read_eval_log
-
     if not Path(path).exists():
         raise InputError(f"--pilot {path}: no such log")
-    log = read_eval_log(path)
-    ran = str(log.eval.model)
+    ran = str(read_header(path).eval.model)
     if ran != model:
         raise InputError(
             f"--pilot {path}: a run of {ran}, not of {model}; give a pilot of the same model"
         )
-    samples = [s for s in log.samples or [] if s.error is None and model in s.model_usage]
+    samples = _finished(path, model)
     if not samples:
         raise InputError(f"--pilot {path}: no finished sample of {model} to measure")
-    output: dict[str, list[float]] = defaultdict(list)
-    reasoning: dict[str, list[float | None]] = defaultdict(list)
-    for sample in samples:
-        media = str((sample.metadata or {}).get("media_type", "all"))
-        usage = sample.model_usage[model]
-        output[media].append(float(usage.output_tokens))
-        reasoning[media].append(
-            None if usage.reasoning_tokens is None else float(usage.reasoning_tokens)
-        )
-    judged = [s.role_usage["grader"] for s in samples if "grader" in (s.role_usage or {})]
+    output, reasoning = _output_by_media(samples, model)
+    judged = [s.role_usage[GRADER_ROLE] for s in samples if GRADER_ROLE in (s.role_usage or {})]
     return Pilot(
         source=path,
         model=model,
@@ -78,6 +70,34 @@ def read_pilot(path: str, model: str) -> Pilot:
     )
 
 
+def _finished(path: str, model: str) -> list[EvalSampleSummary]:
+    """The samples that called `model` without an error."""
+    summaries = [s for s in read_summaries(path) if s.error is None and model in s.model_usage]
+    return sorted(summaries, key=_whole_log_order)
+
+
+def _whole_log_order(sample: EvalSampleSummary) -> tuple[int, str]:
+    """By epoch, then id, as Inspect orders a whole log's samples (summaries come in the
+    order the samples finished): the pilot's sums and durations stay as they were."""
+    return sample.epoch, sample.id if isinstance(sample.id, str) else str(sample.id).zfill(20)
+
+
+def _output_by_media(
+    samples: Sequence[EvalSampleSummary], model: str
+) -> tuple[dict[str, list[float]], dict[str, list[float | None]]]:
+    """Each attempt's output and reasoning tokens of `model`, by media type."""
+    output: dict[str, list[float]] = defaultdict(list)
+    reasoning: dict[str, list[float | None]] = defaultdict(list)
+    for sample in samples:
+        media = str((sample.metadata or {}).get("media_type", "all"))
+        usage = sample.model_usage[model]
+        output[media].append(float(usage.output_tokens))
+        reasoning[media].append(
+            None if usage.reasoning_tokens is None else float(usage.reasoning_tokens)
+        )
+    return output, reasoning
+
+
 def _mean_or_none(values: list[float | None] | list[float]) -> float | None:
     """A mean only when every attempt reported the figure ("not reported" is never 0)."""
     if not values or any(v is None for v in values):
@@ -85,7 +105,7 @@ def _mean_or_none(values: list[float | None] | list[float]) -> float | None:
     return statistics.fmean(v for v in values if v is not None)
 
 
-def _concurrency(samples: Sequence[EvalSample]) -> float:
+def _concurrency(samples: Sequence[EvalSampleSummary]) -> float:
     """Sample-epochs in flight on average: their summed time over the time they spanned."""
     starts = [s.started_at for s in samples if s.started_at and s.completed_at]
     ends = [s.completed_at for s in samples if s.started_at and s.completed_at]

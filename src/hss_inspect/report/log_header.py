@@ -1,0 +1,191 @@
+"""What a log says about how it was run (`LogInfo`): the model, condition and effort that
+name the run, each rubric scorer's judge, the `inspect eval` invocation, and who made
+its calls (`parties`).
+
+Rubric scorers are recognised by their value (a dict with a `pass` key), not by name,
+so scorers added beside the judge (failure-cause labels, audits) are not rubric scorers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.log import EvalLog
+from inspect_ai.scorer import Score
+
+from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.core.values import is_nan
+from hss_inspect.report.bill import Party
+from hss_inspect.report.logs import ScoredSample
+from hss_inspect.report.parties import parties_of
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How a log's eval was run, as far as the log records it: enough to give back the
+    `inspect eval` command (Inspect logs no command line) and the versions and dates."""
+
+    task: str  # the registry name, e.g. hss_inspect/hss
+    task_version: str  # the eval's version as Inspect records it
+    full_version: str | None  # hss_task_version (the fingerprint of every text and rule)
+    task_args: dict[str, Any]  # the -T values passed
+    model_args: dict[str, Any]  # the -M values passed
+    generate: dict[str, Any]  # generate options set, by the task's config or the command
+    roles: dict[str, dict[str, Any]]  # role -> {"model": ..., generate options}
+    options: dict[str, Any]  # eval options set (epochs, limits) as the command line gives them
+    created: str
+    completed: str | None
+    packages: dict[str, str]
+    dataset: str | None  # the dataset asked for (-T dataset)
+    tasks: int  # tasks selected
+    total_tokens: int | None
+    judge_prompt_sha256: str | None
+
+
+@dataclass(frozen=True)
+class LogInfo:
+    """What a log says about how it was run (one row of the report's header columns)."""
+
+    log: str
+    model: str
+    condition: str
+    reasoning_effort: str | None
+    max_frames: int | None
+    task: str
+    status: str
+    created: str
+    dataset_revision: str | None = None
+    judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
+    invocation: Invocation | None = None
+    parties: tuple[Party, ...] = ()  # who made the run's calls, with their tokens
+
+
+def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> LogInfo:
+    spec = log.eval
+    metadata = spec.metadata or {}
+    frames = (metadata.get("hss_media_settings") or {}).get("frames") or {}
+    max_frames = frames.get("max_frames")
+    condition = str(metadata.get("hss_condition", "standard"))
+    effort = reasoning_effort_of(log)
+    return LogInfo(
+        log=path,
+        model=spec.model,
+        condition=condition,
+        reasoning_effort=effort,
+        max_frames=None if max_frames is None else int(max_frames),
+        task=spec.task,
+        status=log.status,
+        created=spec.created,
+        dataset_revision=metadata.get("hss_dataset_revision"),
+        judges=judges_of(samples, default=_grader_of(log)),
+        invocation=invocation_of(log),
+        parties=parties_of(log, path, run_label(spec.model, effort, condition), samples),
+    )
+
+
+def run_label(model: str, effort: str | None, condition: str) -> str:
+    """A run as the report names it: `model (effort) [condition]`."""
+    shown = f"{model} ({effort})" if effort else model
+    return shown if condition == "standard" else f"{shown} [{condition}]"
+
+
+# Eval options the command line can set, beyond the generate options.
+_EVAL_OPTIONS = (
+    "epochs",
+    "limit",
+    "sample_id",
+    "message_limit",
+    "token_limit",
+    "time_limit",
+    "working_limit",
+    "cost_limit",
+)
+
+
+def invocation_of(log: EvalLog) -> Invocation:
+    spec, metadata = log.eval, log.eval.metadata or {}
+    plan = log.plan.config.model_dump(exclude_none=True) if log.plan else {}
+    usage = list(log.stats.model_usage.values()) if log.stats else []
+    return Invocation(
+        task=spec.task_registry_name or spec.task,
+        task_version=str(spec.task_version),
+        full_version=metadata.get("hss_task_version"),
+        task_args=dict(spec.task_args_passed or {}),
+        model_args=dict(spec.model_args or {}),
+        generate={**plan, **spec.model_generate_config.model_dump(exclude_none=True)},
+        roles={name: _role(config) for name, config in (spec.model_roles or {}).items()},
+        options=_eval_options(spec.config),
+        created=spec.created,
+        completed=(log.stats.completed_at or None) if log.stats else None,
+        packages=dict(spec.packages or {}),
+        dataset=(metadata.get("hss_dataset_requested") or {}).get("dataset"),
+        tasks=spec.dataset.samples or 0,
+        total_tokens=sum(u.total_tokens for u in usage) if usage else None,
+        judge_prompt_sha256=metadata.get("hss_judge_prompt_sha256"),
+    )
+
+
+def _role(config: Any) -> dict[str, Any]:
+    if isinstance(config, list):  # several models in one role: the first is named
+        config = config[0]
+    args = {"model_args": dict(config.args)} if config.args else {}
+    return {"model": config.model, **config.config.model_dump(exclude_none=True), **args}
+
+
+def _eval_options(config: Any) -> dict[str, Any]:
+    """The eval options set, with their values as the command line writes them."""
+    found = {name: getattr(config, name, None) for name in _EVAL_OPTIONS}
+    limit = found["limit"]
+    if isinstance(limit, list | tuple):  # a range, held from a zero-based start
+        found["limit"] = f"{limit[0] + 1}-{limit[1]}"
+    if isinstance(found["sample_id"], list | tuple):
+        found["sample_id"] = ",".join(str(i) for i in found["sample_id"])
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def reasoning_effort_of(log: EvalLog) -> str | None:
+    """The effort the model ran at: the eval's generate options (`--reasoning-effort`), or
+    the task's own config (set by a recipe), which Inspect records in the plan."""
+    effort = log.eval.model_generate_config.reasoning_effort
+    if effort is None and log.plan is not None:
+        effort = log.plan.config.reasoning_effort
+    return effort
+
+
+def _grader_of(log: EvalLog) -> str:
+    roles = log.eval.model_roles or {}
+    grader = roles.get(GRADER_ROLE)
+    if isinstance(grader, list):
+        grader = grader[0] if grader else None
+    return grader.model if grader is not None else "unknown judge"
+
+
+def judges_of(samples: Iterable[ScoredSample], default: str) -> dict[str, str]:
+    """Each rubric scorer's judge: the judge model its graded scores name most often.
+
+    Scores without a judge (no answer, model error) name none; a scorer whose scores
+    never name one falls back to the log's `grader` role.
+    """
+    named: dict[str, Counter[str]] = {}
+    for sample in samples:
+        for name, score in (sample.scores or {}).items():
+            if not is_rubric_score(score):
+                continue
+            judge = (score.metadata or {}).get("judge_model")
+            named.setdefault(name, Counter())
+            if judge:
+                named[name][str(judge)] += 1
+    return {
+        name: counts.most_common(1)[0][0] if counts else default for name, counts in named.items()
+    }
+
+
+def is_rubric_score(score: Score) -> bool:
+    value = score.value
+    if isinstance(value, dict):
+        return "pass" in value
+    # A grading failure written before the five-key value: a bare NaN marked in metadata.
+    return bool((score.metadata or {}).get("grading_failure")) and is_nan(value)

@@ -1,0 +1,123 @@
+"""The report's one reader of Inspect logs: finds them, and reads their headers and their
+samples' scores, metadata, usage and timing, never the samples' messages, events or images.
+
+The attempt records, the pilot of an estimate and the audit's tables all read logs here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from inspect_ai.log import (
+    EvalLog,
+    EvalSample,
+    EvalSampleSummary,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
+    read_eval_log_samples,
+)
+
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.settings import CACHE_PLAN_RECORD
+
+LOG_SUFFIXES = (".eval", ".json")
+# Parts of a sample the report never needs; skipping them keeps images out of memory.
+_HEAVY_FIELDS = {"messages", "events", "attachments", "store", "events_data", "timelines"}
+
+# A sample as the report reads it: Inspect's summary of it (one read of the log's summary
+# file), or the sample itself where the summary dropped something the report uses.
+ScoredSample = EvalSample | EvalSampleSummary
+
+
+class LogError(InputError):
+    """A path that is not an Inspect log, or a log with nothing to report."""
+
+
+def find_logs(paths: Sequence[str | Path]) -> list[str]:
+    """Log files named directly or found (recursively) in the folders given, in order."""
+    found: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            infos = list_eval_logs(str(path), recursive=True, descending=False)
+            found += sorted(_local_path(info.name) for info in infos)
+        elif path.is_file() and path.suffix in LOG_SUFFIXES:
+            found.append(str(path))
+        elif path.exists():
+            raise LogError(f"{path}: not an Inspect log (.eval or .json) nor a folder of logs")
+        else:
+            raise LogError(f"{path}: no such file or folder; pass .eval/.json logs or folders")
+    if not found:
+        raise LogError("no Inspect logs found in " + ", ".join(str(p) for p in paths))
+    return list(dict.fromkeys(found))
+
+
+def _local_path(name: str) -> str:
+    return name.removeprefix("file://")
+
+
+def current_logs(identity: dict[str, tuple[str, str, str]]) -> list[str]:
+    """Paths whose (task id, eval id, created) is the latest eval of its task id.
+
+    `inspect eval-retry` keeps the task id and starts a new eval; a copy of a log
+    re-scored keeps both ids, so copies of the current eval all stay.
+    """
+    latest: dict[str, tuple[str, str]] = {}
+    for task_id, eval_id, created in identity.values():
+        if task_id not in latest or created > latest[task_id][0]:
+            latest[task_id] = (created, eval_id)
+    return [p for p, (task, eval_id, _) in identity.items() if latest[task][1] == eval_id]
+
+
+def read_header(path: str) -> EvalLog:
+    """A log without its samples: how it was run, its results and its usage."""
+    return read_eval_log(path, header_only=True)
+
+
+def read_summaries(path: str) -> list[EvalSampleSummary]:
+    """Every sample's summary (scores, metadata, usage, timing, error), in one read."""
+    return read_eval_log_sample_summaries(path)
+
+
+def read_scored_samples(path: str) -> list[ScoredSample]:
+    """Every sample's scores and metadata, from the log's sample summaries.
+
+    Summaries hold the scores and metadata without messages, events or images, and are
+    read in one go; Inspect drops metadata values over 1 kB from them, so a sample whose
+    verdicts, token counts or agent record are missing there is read in full (without
+    its messages, events and images).
+    """
+    return [
+        read_eval_log_sample(path, id=s.id, epoch=s.epoch, exclude_fields=_HEAVY_FIELDS)
+        if summary_lacks_details(s)
+        else s
+        for s in read_summaries(path)
+    ]
+
+
+def summary_lacks_details(summary: EvalSampleSummary) -> bool:
+    metadata = summary.metadata or {}
+    if not isinstance(metadata.get("agent", {}), dict):
+        return True
+    if not isinstance(metadata.get(CACHE_PLAN_RECORD, {}), dict | None):
+        return True
+    for score in (summary.scores or {}).values():
+        meta = score.metadata or {}
+        if not isinstance(meta.get("verdicts", []), list):
+            return True
+        if not isinstance(meta.get("answer_usage", {}), dict | None):
+            return True
+    return False
+
+
+def read_samples(path: str) -> Iterator[EvalSample]:
+    """The samples of a log without messages, events or images (streamed)."""
+    try:
+        yield from read_eval_log_samples(
+            path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
+        )
+    except RuntimeError:  # a header without sample ids (hand-written logs): read it whole
+        yield from read_eval_log(path).samples or []
