@@ -91,11 +91,14 @@ def read_scored_samples(path: str) -> list[ScoredSample]:
     its messages, events and images).
     """
     return [
-        read_eval_log_sample(path, id=s.id, epoch=s.epoch, exclude_fields=_HEAVY_FIELDS)
-        if summary_lacks_details(s)
-        else s
+        read_sample(path, s.id, s.epoch) if summary_lacks_details(s) else s
         for s in read_summaries(path)
     ]
+
+
+def read_sample(path: str, id: str | int, epoch: int) -> EvalSample:
+    """One sample-epoch with its metadata and scores, without messages, events or images."""
+    return read_eval_log_sample(path, id=id, epoch=epoch, exclude_fields=_HEAVY_FIELDS)
 
 
 def summary_lacks_details(summary: EvalSampleSummary) -> bool:

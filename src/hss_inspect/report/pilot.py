@@ -31,7 +31,6 @@ class Pilot:
     attempts: int
     output: dict[str, float]  # media type -> output tokens (thinking included)
     reasoning: dict[str, float | None]
-    judge_input: float | None
     judge_output: float | None
     durations: tuple[float, ...]  # seconds per sample-epoch
     concurrency: float  # sample-epochs running at once, on average
@@ -63,7 +62,6 @@ def read_pilot(path: str, model: str) -> Pilot:
         attempts=len(samples),
         output={media: statistics.fmean(values) for media, values in output.items()},
         reasoning={media: _mean_or_none(values) for media, values in reasoning.items()},
-        judge_input=_mean_or_none([float(u.input_tokens) for u in judged]),
         judge_output=_mean_or_none([float(u.output_tokens) for u in judged]),
         durations=tuple(float(s.total_time) for s in samples if s.total_time),
         concurrency=_concurrency(samples),

@@ -285,12 +285,14 @@ figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 """
 
 
+REPORT_TITLE = "HSS report"
+
+
 def html_report(
     rows: Sequence[DisplayRow],
     subdomains: Sequence[dict[str, Any]],
     difficulty: Difficulty,
     figures: dict[str, str],
-    title: str = "HSS report",
     cost: dict[str, Any] | None = None,
 ) -> str:
     """One self-contained page; `figures` maps a caption to an inline data: URI."""
@@ -310,8 +312,8 @@ def html_report(
         for caption, uri in figures.items()
     )
     return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{REPORT_TITLE}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{REPORT_TITLE}</h1>"
         f"<h2>Leaderboard (pass@1, %)</h2>{leaderboard}"
         "<p>Best model value in bold, second underlined; ± is the 95% bootstrap half-width "
         "over tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported). "
