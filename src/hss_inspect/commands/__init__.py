@@ -1,1 +1,13 @@
-"""The `hss-inspect` command: one module per subcommand, the work lives in the rooms below."""
+"""The `hss-inspect` command: each module parses its flags, calls the rooms below and
+prints; a subcommand's module is imported only when it runs.
+
+- `cli`: the entry point and the list of subcommands.
+- `report`: `report` (and `--format register`), `agreement`, `compare`, `failures`.
+- `estimate`: `estimate`, the requests and the bill of a run before it is sent.
+- `prepare`: `prepare`, the media filled into the cache before a run.
+- `rebuild`: `rebuild-frames`, the media a logged sample was sent, rebuilt and checked.
+- `recipe`: `recipe`, one of the paper's experiments, run or written as a Flow spec.
+- `frames`: `frames`, the exact frames a model receives for one clip.
+- `cache`: `cache`, where the media cache is and what it holds.
+- `arguments`: flags and words several commands take the same way.
+"""

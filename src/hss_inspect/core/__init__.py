@@ -1,1 +1,12 @@
-"""The ground floor: settings, options, taxonomy, packaged data, errors and roles."""
+"""The ground floor: facts every room shares, each defined once.
+
+- `settings`: the protocol's defaults (paper App. C).
+- `options`: every task option (name, kind, default, allowed values, help).
+- `taxonomy`: the four domains, eleven subdomains and their short labels.
+- `config`: the YAML shipped with the package (task_configs/, scorers/).
+- `errors`: the errors a user fixes, printed by Inspect as one line.
+- `roles`: the model roles (grader, labeler, perturber) and the checks they are bound.
+- `markdown`: tables as Markdown and HTML.
+- `values`: reading a number out of a Score value.
+- `command_line`: an eval written back as an `inspect eval` command line.
+"""

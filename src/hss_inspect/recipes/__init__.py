@@ -1,3 +1,6 @@
-"""The paper's experiments as recipes: plans of runs from the paper's registry (`plans`,
-pure), run as one Inspect eval set or re-graded with the other judges (`run`), or written
-as an Inspect Flow spec (`flow`)."""
+"""The paper's experiments as recipes.
+
+- `run`: a plan run as one Inspect eval set, and logs graded again by the other judges.
+- `flow`: a plan written as an Inspect Flow spec.
+- `plans`: each recipe's runs from the paper's registry, pure.
+"""
