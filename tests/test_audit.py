@@ -37,13 +37,17 @@ from hss_inspect.audit.tally import (
 from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_variant
 from hss_inspect.core.errors import SetupError
 from hss_inspect.data.release import open_release
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 from hss_inspect.grading.judge import judge_prompts, render_judge_request
 from hss_inspect.scripted import scripted_variant, scripted_verdict
 from hss_inspect.task import hss_judge_audit
 
 CRITERIA = [Criterion("c1", "Names the object"), Criterion("c2", "Says where")]
 REFERENCE = "A red ball rolled under the sofa."
+
+
+def graded(question: str) -> GradedTask:
+    return GradedTask(question, "image", REFERENCE, tuple(CRITERIA))
 
 
 def test_expected_verdicts_follow_each_kind() -> None:
@@ -250,7 +254,7 @@ def scripted(*texts: str) -> object:
 
 def run_perturb(model: object, retries: int) -> Perturbation:
     return asyncio.run(
-        perturb(model, perturber_prompts(), "partial", "Q?", "image", REFERENCE, CRITERIA, retries)  # type: ignore[arg-type]
+        perturb(model, perturber_prompts(), "partial", graded("Q?"), retries)  # type: ignore[arg-type]
     )
 
 
@@ -264,9 +268,7 @@ def test_perturber_is_re_asked_then_the_variant_is_skipped() -> None:
 
 
 def scripted_request(kind: str) -> str:
-    return render_perturber_request(
-        perturber_prompts(), kind, "Where?", "image", REFERENCE, CRITERIA
-    )
+    return render_perturber_request(perturber_prompts(), kind, graded("Where?"))
 
 
 @pytest.mark.parametrize("kind", ["extra_detail", "paraphrase", "partial", "contradiction"])
@@ -280,7 +282,7 @@ def test_the_scripted_perturber_writes_usable_variants(kind: str) -> None:
 
 def test_the_scripted_judge_reads_an_answer_of_several_lines_whole() -> None:
     answer = f"One line.\nAnother line.\n{REFERENCE}"
-    request = render_judge_request(judge_prompts(), "Where?", "image", REFERENCE, CRITERIA, answer)
+    request = render_judge_request(judge_prompts(), graded("Where?"), answer)
     verdicts = json.loads(scripted_verdict(request))["criteria"]
     assert [v["met"] for v in verdicts] == [True, True]
 

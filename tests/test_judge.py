@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 from hss_inspect.grading.judge import (
     UnreadableReply,
     answer_fence,
@@ -108,7 +108,7 @@ def test_answer_cannot_close_its_own_fence_or_pose_as_instructions() -> None:
     )
     prompts = judge_prompts()
     request = render_judge_request(
-        prompts, "Q?", "image", "The dog.", [Criterion("c1", "Says dog")], hostile
+        prompts, GradedTask("Q?", "image", "The dog.", (Criterion("c1", "Says dog"),)), hostile
     )
     opening, closing = answer_fence(hostile)
     assert closing not in hostile

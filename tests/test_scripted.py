@@ -9,7 +9,7 @@ import re
 import pytest
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 from hss_inspect.grading.judge import judge_prompts, parse_judge_reply, render_judge_request
 from hss_inspect.scripted import FIXED_ANSWER, scripted_verdict
 
@@ -18,7 +18,9 @@ REFERENCE = "The green box, because the ball rolls up and to the right."
 
 
 def judge_request(answer: str) -> str:
-    return render_judge_request(judge_prompts(), "Which box?", "video", REFERENCE, CRITERIA, answer)
+    return render_judge_request(
+        judge_prompts(), GradedTask("Which box?", "video", REFERENCE, tuple(CRITERIA)), answer
+    )
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from inspect_ai.model import (
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, PERTURBER_KINDS, Expectation
 from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.judge import render_criteria
 
@@ -63,19 +63,12 @@ def perturber_prompts(filename: str = AUDIT_FILE) -> PerturberPrompts:
     )
 
 
-def render_perturber_request(
-    prompts: PerturberPrompts,
-    kind: str,
-    question: str,
-    media_type: str,
-    reference: str,
-    criteria: Sequence[Criterion],
-) -> str:
+def render_perturber_request(prompts: PerturberPrompts, kind: str, task: GradedTask) -> str:
     return prompts.user.substitute(
-        media_type=media_type,
-        question=question,
-        reference=reference,
-        criteria=render_criteria(criteria),
+        media_type=task.media_type,
+        question=task.question,
+        reference=task.reference,
+        criteria=render_criteria(task.criteria),
         kind=kind,
         instructions=prompts.kinds[kind],
     )
@@ -147,19 +140,16 @@ async def perturb(
     model: Model,
     prompts: PerturberPrompts,
     kind: str,
-    question: str,
-    media_type: str,
-    reference: str,
-    criteria: Sequence[Criterion],
+    task: GradedTask,
     retries: int,
 ) -> Perturbation:
     """Ask for a variant; re-ask at most `retries` times, naming what was wrong."""
-    request = render_perturber_request(prompts, kind, question, media_type, reference, criteria)
+    request = render_perturber_request(prompts, kind, task)
     result = Perturbation()
 
     def read(reply: str) -> str | None:
         try:
-            text, target = parse_perturber_reply(reply, kind, criteria, reference)
+            text, target = parse_perturber_reply(reply, kind, task.criteria, task.reference)
         except UnusableReply as exc:
             return str(exc)
         result.variant = Variant(kind, text, target, str(model))
@@ -170,7 +160,7 @@ async def perturb(
         prompts.system,
         request,
         read,
-        lambda problem: render_perturber_retry(prompts, kind, problem, criteria),
+        lambda problem: render_perturber_retry(prompts, kind, problem, task.criteria),
         retries,
         result,
     )

@@ -20,7 +20,7 @@ from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_
 from hss_inspect.conditions import prompt
 from hss_inspect.core.roles import PERTURBER_ROLE, require_grader, require_role
 from hss_inspect.core.settings import DEFAULT_PERTURBER_RETRIES
-from hss_inspect.grading.scorer import criteria_of
+from hss_inspect.grading.scorer import criteria_of, graded_task_of
 
 AUDIT_MODEL_NAME = "hss_judge_audit"
 
@@ -112,7 +112,6 @@ async def perturbed(
     require_perturber(metadata["task_id"], kind)
     model = get_model(role=PERTURBER_ROLE, required=True)
     prompts = perturber_prompts()
-    criteria = criteria_of(metadata)
     key = VariantKey(
         task_id=metadata["task_id"],
         rubric_sha256=metadata["rubric_sha256"],
@@ -126,10 +125,7 @@ async def perturbed(
             model,
             prompts,
             kind,
-            question=metadata["prompt"],
-            media_type=metadata["media_type"],
-            reference=metadata["golden_response"],
-            criteria=criteria,
+            graded_task_of(metadata),
             retries=retries,
         )
 

@@ -46,6 +46,17 @@ class Criterion:
 
 
 @dataclass(frozen=True)
+class GradedTask:
+    """A task as the judge and the perturber read it: the question, the media type, the
+    reference answer and the rubric (never the media)."""
+
+    question: str
+    media_type: str
+    reference: str
+    criteria: tuple[Criterion, ...]
+
+
+@dataclass(frozen=True)
 class TaskRow:
     task_id: str
     domain: str
@@ -55,6 +66,10 @@ class TaskRow:
     prompt: str
     golden_response: str
     criteria: tuple[Criterion, ...]
+
+    @property
+    def graded(self) -> GradedTask:
+        return GradedTask(self.prompt, self.media_type, self.golden_response, self.criteria)
 
     @property
     def rubric_sha256(self) -> str:

@@ -190,9 +190,7 @@ def judge_request_bytes(row: TaskRow, answer: str) -> int:
     from hss_inspect.grading.judge import judge_prompts, render_judge_request
 
     prompts = judge_prompts()
-    request = render_judge_request(
-        prompts, row.prompt, row.media_type, row.golden_response, list(row.criteria), answer
-    )
+    request = render_judge_request(prompts, row.graded, answer)
     return len(prompts.system.encode()) + len(request.encode())
 
 

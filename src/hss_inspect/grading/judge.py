@@ -15,7 +15,7 @@ from typing import Any
 
 from hss_inspect.core.config import PromptSet, prompt_set
 from hss_inspect.core.markdown import table
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 
 _FENCED_BLOCK = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.DOTALL)
 _TRUE_WORDS = {"true", "yes", "met"}
@@ -67,21 +67,14 @@ def render_criteria(criteria: Sequence[Criterion]) -> str:
     return "\n".join(f"{n}. [id: {c.id}] {c.title}" for n, c in enumerate(criteria, start=1))
 
 
-def render_judge_request(
-    prompts: JudgePrompts,
-    question: str,
-    media_type: str,
-    reference: str,
-    criteria: Sequence[Criterion],
-    answer: str,
-) -> str:
+def render_judge_request(prompts: JudgePrompts, task: GradedTask, answer: str) -> str:
     opening, closing = answer_fence(answer)
     return prompts.user.substitute(
-        question=question,
-        media_type=media_type,
-        reference=reference,
-        criteria=render_criteria(criteria),
-        expected_ids=expected_ids_text(criteria),
+        question=task.question,
+        media_type=task.media_type,
+        reference=task.reference,
+        criteria=render_criteria(task.criteria),
+        expected_ids=expected_ids_text(task.criteria),
         answer_open=opening,
         answer=answer,
         answer_close=closing,

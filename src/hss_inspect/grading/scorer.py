@@ -19,7 +19,7 @@ from inspect_ai.solver import TaskState
 
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES, POLICY_STOP
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import Criterion, GradedTask
 from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.judge import (
     JudgePrompts,
@@ -38,6 +38,16 @@ from hss_inspect.grading.metrics import attempt_value, hss_metrics
 
 def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
     return [Criterion(str(c["id"]), str(c["title"]), c.get("weight")) for c in metadata["criteria"]]
+
+
+def graded_task_of(metadata: dict[str, Any]) -> GradedTask:
+    """The task as the judge reads it, from a sample's metadata."""
+    return GradedTask(
+        metadata["prompt"],
+        metadata["media_type"],
+        metadata["golden_response"],
+        tuple(criteria_of(metadata)),
+    )
 
 
 @dataclass
@@ -77,14 +87,7 @@ async def run_judge(
     answer: str,
     retries: int,
 ) -> JudgeSession:
-    request = render_judge_request(
-        prompts,
-        question=state.metadata["prompt"],
-        media_type=state.metadata["media_type"],
-        reference=state.metadata["golden_response"],
-        criteria=criteria,
-        answer=answer,
-    )
+    request = render_judge_request(prompts, graded_task_of(state.metadata), answer)
     session = JudgeSession()
     expected = [c.id for c in criteria]
     await ask(
