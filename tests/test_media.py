@@ -150,7 +150,7 @@ def test_undecodable_video_names_the_file(tmp_path: Path) -> None:
 def test_small_images_are_sent_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "exif.jpg"
     write_image(path, (80, 40), "JPEG", orientation=6)
-    prepared = prepare_image(path, 4096, 4_500_000)
+    prepared = prepare_image(path, 4096, 4_500_000)[0]
     assert prepared.data == path.read_bytes()
     assert not prepared.reencoded
     assert (prepared.width, prepared.height) == (40, 80)
@@ -159,7 +159,7 @@ def test_small_images_are_sent_byte_for_byte(tmp_path: Path) -> None:
 def test_oversized_exif_image_is_reencoded_upright_within_limits(tmp_path: Path) -> None:
     path = tmp_path / "wide.jpg"
     write_image(path, (600, 200), "JPEG", orientation=6)  # displayed 200 wide, 600 tall
-    prepared = prepare_image(path, 300, 4_500_000)
+    prepared = prepare_image(path, 300, 4_500_000)[0]
     image = Image.open(io.BytesIO(prepared.data))
     assert prepared.reencoded and prepared.mime == "image/jpeg"
     assert image.size == (100, 300)
@@ -173,7 +173,7 @@ def test_image_byte_limit_is_met(tmp_path: Path) -> None:
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (400, 400, 3), dtype=np.uint8)).save(
         path
     )
-    prepared = prepare_image(path, 4096, 60_000)
+    prepared = prepare_image(path, 4096, 60_000)[0]
     assert len(prepared.data) <= 60_000 < path.stat().st_size
 
 

@@ -218,11 +218,11 @@ def test_an_image_is_prepared_once_for_every_providers_limits(
     def refuse(*_: object, **__: object) -> None:
         raise AssertionError("an image was prepared again for limits that change nothing")
 
-    monkeypatch.setattr(image_cache, "prepare_image_with_facts", refuse)
+    monkeypatch.setattr(image_cache, "prepare_image", refuse)
     for path in (small, large):
         side, size, pixels = openai_limits
         got = image_cache.cached_prepare_image(path, side, size, max_pixels=pixels)
-        assert got == prepare_image(path, side, size, max_pixels=pixels)
+        assert got == prepare_image(path, side, size, max_pixels=pixels)[0]
     assert image_cache.cached_prepare_image(large, 4096, 4_500_000).reencoded
 
 

@@ -80,8 +80,8 @@ class ScriptedModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        request = judge_request_text(input)
-        perturbation = perturber_request_text(input)
+        request = first_request(input, judge_prompts().system)
+        perturbation = first_request(input, perturber_prompts().system)
         if request is not None:
             reply = scripted_verdict(request)
         elif perturbation is not None:
@@ -93,10 +93,11 @@ class ScriptedModel(ModelAPI):
         return output
 
 
-def judge_request_text(messages: list[ChatMessage]) -> str | None:
-    """The judge's first request when the conversation is an HSS grading call, else None."""
+def first_request(messages: list[ChatMessage], system_text: str) -> str | None:
+    """The first user message of a conversation opened by `system_text` (the judge's or the
+    perturber's system message), else None."""
     system = next((m for m in messages if isinstance(m, ChatMessageSystem)), None)
-    if system is None or system.text.strip() != judge_prompts().system:
+    if system is None or system.text.strip() != system_text:
         return None
     first_user = next((m for m in messages if isinstance(m, ChatMessageUser)), None)
     return None if first_user is None else first_user.text
@@ -115,15 +116,6 @@ def scripted_verdict(request: str) -> str:
     verdicts = [{"id": str(i), "met": met, "justification": why} for i in expected]
     comment = f"Scripted verdict (hss/scripted): every criterion {'met' if met else 'unmet'}."
     return json.dumps({"criteria": verdicts, "overall_comment": comment})
-
-
-def perturber_request_text(messages: list[ChatMessage]) -> str | None:
-    """The audit perturber's first request when the conversation is one, else None."""
-    system = next((m for m in messages if isinstance(m, ChatMessageSystem)), None)
-    if system is None or system.text.strip() != perturber_prompts().system:
-        return None
-    first_user = next((m for m in messages if isinstance(m, ChatMessageUser)), None)
-    return None if first_user is None else first_user.text
 
 
 def scripted_variant(request: str) -> str:

@@ -37,8 +37,8 @@ from hss_inspect.core.markdown import table
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES
 from hss_inspect.data.rows import Criterion
-from hss_inspect.grading.judge import Verdict, criterion_outcomes, judge_prompts
-from hss_inspect.grading.scorer import criteria_of, judge_metadata, run_judge
+from hss_inspect.grading.judge import Verdict, criteria_of, criterion_outcomes, judge_prompts
+from hss_inspect.grading.scorer import judge_metadata, run_judge
 
 
 @metric(name="audit")

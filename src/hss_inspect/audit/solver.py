@@ -20,7 +20,7 @@ from hss_inspect.audit.variants import Variant, hedge_variant, rule_texts, rule_
 from hss_inspect.conditions import prompt
 from hss_inspect.core.roles import PERTURBER_ROLE, require_grader, require_role
 from hss_inspect.core.settings import DEFAULT_PERTURBER_RETRIES
-from hss_inspect.grading.scorer import criteria_of, graded_task_of
+from hss_inspect.grading.judge import criteria_of, graded_task_of
 
 AUDIT_MODEL_NAME = "hss_judge_audit"
 

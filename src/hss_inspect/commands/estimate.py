@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import fields
 
 from hss_inspect.commands.arguments import add_cost_config_argument
 from hss_inspect.conditions.preflight import check_before_run
@@ -136,10 +137,5 @@ def run(args: argparse.Namespace) -> int:
 
 
 def given_figures(args: argparse.Namespace) -> Given:
-    return Given(
-        output_tokens=args.output_tokens,
-        judge_output_tokens=args.judge_output_tokens,
-        answer_tokens=args.answer_tokens,
-        attempt_gap=args.attempt_gap,
-        connections=args.max_connections,
-    )
+    """The figures given by their flags (`--output-tokens` is `output_tokens`, ...)."""
+    return Given(**{field.name: getattr(args, field.name) for field in fields(Given)})

@@ -64,7 +64,8 @@ class FrameSettings:
 @dataclass(frozen=True)
 class MediaSettings:
     """Everything that decides which bytes of media a model receives, and how long
-    preparing them for one sample may take."""
+    preparing them for one sample may take (each value checked by its option's declaration,
+    `core/options.py`)."""
 
     frames: FrameSettings = FrameSettings()
     frame_bytes_budget: int = 32_000_000
@@ -82,16 +83,6 @@ class MediaSettings:
     output_reserve: int = 4096
     token_rules: str | None = None
 
-    def __post_init__(self) -> None:
-        if not self.media_timeout > 0:
-            raise ValueError(
-                f"media_timeout must be a positive number of seconds, got {self.media_timeout}"
-            )
-        if self.context_window is not None and self.context_window < 1:
-            raise ValueError(f"context_window must be at least 1, got {self.context_window}")
-        if self.output_reserve < 0:
-            raise ValueError(f"output_reserve must be 0 or more, got {self.output_reserve}")
-
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -106,7 +97,8 @@ class AgentSettings:
 
     Reaching `max_steps` model calls, `max_output_tokens` output tokens (as the provider
     reports them) or more than `max_tool_images` images returned by tools ends the
-    conversation; its answer is then the model's latest text.
+    conversation; its answer is then the model's latest text. Each value is checked by its
+    option's declaration (`core/options.py`).
     """
 
     max_steps: int = 30
@@ -116,17 +108,6 @@ class AgentSettings:
     window_max_frames: int = 16
     zoom_side: int = 768
     min_crop_side: int = 8
-
-    def __post_init__(self) -> None:
-        for name in ("max_steps", "max_output_tokens", "window_max_frames", "min_crop_side"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"agent option {name} must be at least 1")
-        if self.max_tool_images < 0:
-            raise ValueError("agent option max_tool_images must be 0 or more")
-        if not self.window_fps > 0:
-            raise ValueError(f"agent option window_fps must be positive, got {self.window_fps}")
-        if self.zoom_side < 64:
-            raise ValueError(f"agent option zoom_side must be at least 64 px, got {self.zoom_side}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -66,7 +66,7 @@ class Given:
     judge_output_tokens: int | None = None
     answer_tokens: int | None = None
     attempt_gap: float | None = None  # minutes
-    connections: int | None = None
+    max_connections: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def measures(model: str, tasks: Sequence[TaskCost], pilot: Pilot | None, given: 
     output, output_source, reasoning = _output(model, media, pilot, given.output_tokens)
     answer, answer_source = _answer(model, pilot, given.answer_tokens, output, reasoning)
     judge_output, judge_source = _judge_output(pilot, given.judge_output_tokens)
-    connections = given.connections or (
+    connections = given.max_connections or (
         max(1, round(pilot.concurrency)) if pilot else DEFAULT_CONNECTIONS
     )
     gap = _gap(len(tasks), pilot, given.attempt_gap, connections)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from hss_inspect.core.config import PromptSet, load_yaml, prompt_set
+from hss_inspect.data.rows import GradedTask
 from hss_inspect.grading.judge import UnreadableReply, answer_fence, extract_json_object
 
 FAMILIES: tuple[str, ...] = ("perception", "latent", "reasoning")
@@ -88,17 +89,15 @@ def expected_ids_text(causes: Taxonomy) -> str:
 def render_label_request(
     prompts: LabelerPrompts,
     causes: Taxonomy,
-    question: str,
-    media_type: str,
-    reference: str,
+    task: GradedTask,
     answer: str,
 ) -> str:
     opening, closing = answer_fence(answer)
     return prompts.user.substitute(
         causes=render_causes(causes),
-        question=question,
-        media_type=media_type,
-        reference=reference,
+        question=task.question,
+        media_type=task.media_type,
+        reference=task.reference,
         answer_open=opening,
         answer=answer,
         answer_close=closing,

@@ -63,6 +63,20 @@ def answer_fence(answer: str) -> tuple[str, str]:
         salt += 1
 
 
+def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
+    return [Criterion(str(c["id"]), str(c["title"]), c.get("weight")) for c in metadata["criteria"]]
+
+
+def graded_task_of(metadata: dict[str, Any]) -> GradedTask:
+    """The task as the judge reads it, from a sample's metadata."""
+    return GradedTask(
+        metadata["prompt"],
+        metadata["media_type"],
+        metadata["golden_response"],
+        tuple(criteria_of(metadata)),
+    )
+
+
 def render_criteria(criteria: Sequence[Criterion]) -> str:
     return "\n".join(f"{n}. [id: {c.id}] {c.title}" for n, c in enumerate(criteria, start=1))
 

@@ -42,7 +42,7 @@ from hss_inspect.grading.causes import (
     render_label_retry,
     taxonomy,
 )
-from hss_inspect.grading.judge import UnreadableReply
+from hss_inspect.grading.judge import UnreadableReply, graded_task_of
 from hss_inspect.grading.metrics import REFUSAL
 
 RUBRIC_SCORER = "rubric_judge"
@@ -150,14 +150,7 @@ async def run_labeler(
     answer: str,
     retries: int,
 ) -> LabelSession:
-    request = render_label_request(
-        prompts,
-        causes,
-        question=state.metadata["prompt"],
-        media_type=state.metadata["media_type"],
-        reference=state.metadata["golden_response"],
-        answer=answer,
-    )
+    request = render_label_request(prompts, causes, graded_task_of(state.metadata), answer)
     session = LabelSession()
 
     def read(reply: str) -> str | None:

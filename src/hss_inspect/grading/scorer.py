@@ -19,13 +19,15 @@ from inspect_ai.solver import TaskState
 
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES, POLICY_STOP
-from hss_inspect.data.rows import Criterion, GradedTask
+from hss_inspect.data.rows import Criterion
 from hss_inspect.grading.asking import Exchange, ask
 from hss_inspect.grading.judge import (
     JudgePrompts,
     JudgeReply,
     UnreadableReply,
+    criteria_of,
     criterion_outcomes,
+    graded_task_of,
     judge_prompts,
     parse_judge_reply,
     pass_and_rubric,
@@ -34,20 +36,6 @@ from hss_inspect.grading.judge import (
     verdict_table,
 )
 from hss_inspect.grading.metrics import attempt_value, hss_metrics
-
-
-def criteria_of(metadata: dict[str, Any]) -> list[Criterion]:
-    return [Criterion(str(c["id"]), str(c["title"]), c.get("weight")) for c in metadata["criteria"]]
-
-
-def graded_task_of(metadata: dict[str, Any]) -> GradedTask:
-    """The task as the judge reads it, from a sample's metadata."""
-    return GradedTask(
-        metadata["prompt"],
-        metadata["media_type"],
-        metadata["golden_response"],
-        tuple(criteria_of(metadata)),
-    )
 
 
 @dataclass

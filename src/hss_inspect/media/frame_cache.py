@@ -164,22 +164,15 @@ def plan_key(video_sha256: str, settings: FrameSettings, plan: FramePlan) -> str
 
 
 def cached_decode_plan(
-    path: Path,
-    settings: FrameSettings,
-    plan: FramePlan,
-    video_sha256: str | None = None,
-    root: Path | None = None,
-    deadline: Deadline = NO_DEADLINE,
+    path: Path, settings: FrameSettings, plan: FramePlan, video_sha256: str, deadline: Deadline
 ) -> SampledVideo:
     """Frames of a plan made elsewhere (a window, one frame), through the same cache."""
-    root = root or cache_root()
-    digest = video_sha256 or remembered_sha256(path, root)
     return _cached_frames(
-        root,
-        plan_key(digest, settings, plan),
+        cache_root(),
+        plan_key(video_sha256, settings, plan),
         lambda: decode_plan(path, plan, settings, deadline),
         settings,
-        digest,
+        video_sha256,
     )
 
 

@@ -67,19 +67,9 @@ def prepare_image(
     max_bytes: int,
     deadline: Deadline = NO_DEADLINE,
     max_pixels: int | None = None,
-) -> PreparedImage:
-    """The bytes to send for the image at `path` under the side, pixel and size limits."""
-    return prepare_image_with_facts(path, max_side, max_bytes, deadline, max_pixels)[0]
-
-
-def prepare_image_with_facts(
-    path: Path,
-    max_side: int,
-    max_bytes: int,
-    deadline: Deadline = NO_DEADLINE,
-    max_pixels: int | None = None,
 ) -> tuple[PreparedImage, ImageFacts]:
-    """`prepare_image`, and the facts that tell how the image goes under other limits."""
+    """The bytes to send for the image at `path` under the side, pixel and size limits, and
+    the facts that tell how the image goes under other limits."""
     raw = path.read_bytes()
     upright, source_format = upright_image(raw, path)
     deadline.check(path)

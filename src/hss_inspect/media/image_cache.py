@@ -16,7 +16,7 @@ from hss_inspect.media.cache_entries import entry_key, locked, replace_entry
 from hss_inspect.media.cache_folder import cache_root
 from hss_inspect.media.errors import NO_DEADLINE, Deadline
 from hss_inspect.media.facts import read_facts, remembered_sha256, write_facts
-from hss_inspect.media.image import ImageFacts, PreparedImage, prepare_image_with_facts
+from hss_inspect.media.image import ImageFacts, PreparedImage, prepare_image
 
 IMAGE_MANIFEST = "image.json"
 IMAGE_DATA = "image.bin"
@@ -44,7 +44,7 @@ def cached_prepare_image(
         cached = _image_from_cache(root, digest, path, limits)
         if cached is not None:
             return cached
-        image, facts = prepare_image_with_facts(path, max_side, max_bytes, deadline, max_pixels)
+        image, facts = prepare_image(path, max_side, max_bytes, deadline, max_pixels)
         count_image(digest)
         write_facts(root, digest, {"kind": "image", **asdict(facts)})
         if image.reencoded:

@@ -323,13 +323,20 @@ def applied_limits(media: MediaSettings, model_name: str) -> AppliedLimits:
     table5 = limits_for(model_name)
     clamps: list[Clamp] = []
 
-    def clamp(option: str, requested: int, limit: int | None, reason: str, user: bool) -> int:
+    where = f"{rules.name} limit"
+
+    def user_set(option: str) -> bool:
+        """Whether the user chose the value (a default is lowered silently)."""
+        if option == "max_images":
+            return media.frames.max_images is not None
+        return bool(getattr(media, option) != getattr(DEFAULT_MEDIA, option))
+
+    def clamp(option: str, requested: int, limit: int | None, reason: str = where) -> int:
         if limit is None or requested <= limit:
             return requested
-        clamps.append(Clamp(option, requested, limit, reason, user))
+        clamps.append(Clamp(option, requested, limit, reason, user_set(option)))
         return limit
 
-    where = f"{rules.name} limit"
     single_request = rules.request_max_bytes
     single_image_room = (
         None
@@ -344,33 +351,16 @@ def applied_limits(media: MediaSettings, model_name: str) -> AppliedLimits:
         _smallest(_image_raw_limit(rules), single_image_room),
         f"{where}: {rules.image_max_bytes or single_request} bytes "
         f"({rules.image_bytes_counted if rules.image_max_bytes else 'base64'})",
-        media.image_max_bytes != DEFAULT_MEDIA.image_max_bytes,
     )
-    side = clamp(
-        "image_max_side",
-        media.image_max_side,
-        rules.image_max_side,
-        where,
-        media.image_max_side != DEFAULT_MEDIA.image_max_side,
-    )
+    side = clamp("image_max_side", media.image_max_side, rules.image_max_side)
     requested_images = media.frames.max_images or table5.max_images
     max_images = (
-        clamp(
-            "max_images",
-            requested_images,
-            rules.images_per_request,
-            where,
-            media.frames.max_images is not None,
-        )
+        clamp("max_images", requested_images, rules.images_per_request)
         if requested_images is not None
         else rules.images_per_request
     )
     video_bytes = clamp(
-        "native_video_max_bytes",
-        media.native_video_max_bytes,
-        rules.video_max_bytes,
-        where,
-        media.native_video_max_bytes != DEFAULT_MEDIA.native_video_max_bytes,
+        "native_video_max_bytes", media.native_video_max_bytes, rules.video_max_bytes
     )
     return AppliedLimits(
         model=model_name,

@@ -16,6 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from hss_inspect.core.taxonomy import PARENT_OF_SUBDOMAIN, SUBDOMAIN_BY_LABEL
 from hss_inspect.data.demo_maker.scenes import (
     BELIEF_SECONDS,
@@ -34,25 +36,46 @@ from hss_inspect.data.demo_maker.scenes import (
     rolling_ball_frame,
 )
 
+# The scenes a task's media is drawn by: a picture, or a clip's frame at a time (in
+# seconds) with the clip's length.
+PICTURES: dict[str, Callable[[], Any]] = {
+    "dominoes": draw_dominoes,
+    "viewpoint": draw_viewpoint,
+    "queue": draw_queue,
+    "pattern": draw_pattern,
+}
+CLIPS: dict[str, tuple[Callable[[float], Any], float]] = {
+    "rolling_ball": (rolling_ball_frame, ROLLING_SECONDS),
+    "gap": (gap_frame, GAP_SECONDS),
+    "belief": (belief_frame, BELIEF_SECONDS),
+    "candle": (candle_frame, CANDLE_SECONDS),
+}
+
 
 @dataclass(frozen=True)
 class DemoTask:
+    """One task of the demo set (an entry of tasks.yaml): its row, and the scene that draws
+    its media."""
+
     task_id: str
-    subdomain_label: str
+    subdomain: str  # a short label of the taxonomy
     media_file: str
+    scene: str
     prompt: str
     golden_response: str
     criteria: tuple[dict[str, Any], ...]
-    draw: Callable[[], Any] | None = None
-    frame: Callable[[float], Any] | None = None
-    seconds: float = 0.0
 
     @property
     def media_type(self) -> str:
-        return "image" if self.draw is not None else "video"
+        return "image" if self.scene in PICTURES else "video"
+
+    @property
+    def seconds(self) -> float:
+        """A clip's length (0 for a picture)."""
+        return CLIPS[self.scene][1] if self.scene in CLIPS else 0.0
 
     def row(self) -> dict[str, Any]:
-        subdomain = SUBDOMAIN_BY_LABEL[self.subdomain_label].name
+        subdomain = SUBDOMAIN_BY_LABEL[self.subdomain].name
         return {
             "task_id": self.task_id,
             "domain": PARENT_OF_SUBDOMAIN[subdomain],
@@ -65,138 +88,22 @@ class DemoTask:
             "num_criteria": len(self.criteria),
         }
 
+    def write_media(self, folder: Path) -> None:
+        if self.scene in PICTURES:
+            PICTURES[self.scene]().save(folder / self.media_file, format="PNG", optimize=True)
+        else:
+            frame, seconds = CLIPS[self.scene]
+            write_clip(folder / self.media_file, frame, seconds)
 
-TASKS: tuple[DemoTask, ...] = (
-    DemoTask(
-        "demo-dominoes",
-        "retrodiction",
-        "dominoes.png",
-        "A row of dominoes stood upright on the floor until someone set it falling. "
-        "From which end of the row was it pushed, and how many dominoes are still standing?",
-        "It was pushed from the left end: the fallen dominoes lean and lie toward the "
-        "right, so the fall ran from left to right and stopped at the gap. Three "
-        "dominoes, on the right, are still standing.",
-        (
-            {"id": "dominoes-pushed-left", "title": "Says the row was pushed from the left end"},
-            {"id": "dominoes-three-standing", "title": "Says three dominoes are still standing"},
-        ),
-        draw=draw_dominoes,
-    ),
-    DemoTask(
-        "demo-rolling-ball",
-        "extrapolation",
-        "rolling_ball.mp4",
-        "The red ball keeps moving in a straight line at the same speed after the clip "
-        "ends. Which coloured box will it reach?",
-        "The green box at the top right: the ball travels up and to the right, and its "
-        "straight path, continued, runs into the green box.",
-        ({"id": "rolling-green-box", "title": "Says the ball will reach the green box"},),
-        frame=rolling_ball_frame,
-        seconds=ROLLING_SECONDS,
-    ),
-    DemoTask(
-        "demo-viewpoint",
-        "alien_viewpoint",
-        "viewpoint.png",
-        "This picture looks straight down on a table. Ana sits at its top edge, facing "
-        "the table (toward the bottom of the picture). From Ana's own point of view, is "
-        "the red cup on her left or on her right?",
-        "On her right. Facing the bottom of the picture, Ana's right hand points to the "
-        "left side of the picture, which is where the red cup stands.",
-        ({"id": "viewpoint-cup-right", "title": "Says the red cup is on Ana's right"},),
-        draw=draw_viewpoint,
-    ),
-    DemoTask(
-        "demo-narrow-gap",
-        "affordance_feasibility",
-        "narrow_gap.mp4",
-        "Seen from above, the blue ball keeps rolling straight ahead. Can it pass "
-        "through the opening between the two grey walls?",
-        "No. The opening is only about half as wide as the ball, so the ball will hit "
-        "the walls and be stopped instead of passing through.",
-        (
-            {"id": "gap-cannot-pass", "title": "Says the ball cannot pass through the opening"},
-            {
-                "id": "gap-too-narrow",
-                "title": "Gives the reason: the opening is narrower than the ball",
-            },
-        ),
-        frame=gap_frame,
-        seconds=GAP_SECONDS,
-    ),
-    DemoTask(
-        "demo-queue",
-        "social_role_norm_power",
-        "queue.png",
-        "People are waiting to buy tickets at the counter on the left. Which person is "
-        "breaking the usual rule of this place, and what are they doing?",
-        "The person in red. The others wait in a single line for the counter, and the "
-        "person in red has walked in from the side to the front of the line, jumping the "
-        "queue ahead of people who were already waiting.",
-        (
-            {"id": "queue-person-in-red", "title": "Identifies the person in red"},
-            {
-                "id": "queue-jumping",
-                "title": "Says that person is jumping the queue (pushing in ahead of "
-                "the people waiting)",
-            },
-        ),
-        draw=draw_queue,
-    ),
-    DemoTask(
-        "demo-moved-ball",
-        "theory_of_mind",
-        "moved_ball.mp4",
-        "Ana comes back into the room at the end of the clip. Where will she look for "
-        "the orange ball first, and why?",
-        "In the blue bin. Ana put the ball there and left before Ben moved it to the "
-        "green bin, so she did not see the move and still believes the ball is in the "
-        "blue bin.",
-        (
-            {"id": "moved-ball-blue-bin", "title": "Says Ana will look in the blue bin first"},
-            {
-                "id": "moved-ball-did-not-see",
-                "title": "Explains that Ana did not see Ben move the ball, so she "
-                "believes it is still in the blue bin",
-            },
-        ),
-        frame=belief_frame,
-        seconds=BELIEF_SECONDS,
-    ),
-    DemoTask(
-        "demo-pattern",
-        "patterns_pareidolia",
-        "pattern.png",
-        "The tiles follow a rule. How many dots belong on the tile with the question "
-        "mark, and what colour should that tile be?",
-        "Five dots on a red tile: each tile has one more dot than the one before it "
-        "(1, 2, 3, 4, so 5 next), and the colours alternate red, blue, red, blue, so "
-        "red comes next.",
-        (
-            {"id": "pattern-five-dots", "title": "Says the tile needs five dots", "weight": 2},
-            {"id": "pattern-red", "title": "Says the tile should be red", "weight": 1},
-        ),
-        draw=draw_pattern,
-    ),
-    DemoTask(
-        "demo-candle",
-        "change_consequence",
-        "candle.mp4",
-        "What is happening to the candle during the clip, and what will happen if it "
-        "goes on like this?",
-        "The candle is burning down: it gets steadily shorter as its wax melts. If it "
-        "goes on, the candle will burn away completely and the flame will go out.",
-        (
-            {"id": "candle-shorter", "title": "Says the candle is getting shorter as it burns"},
-            {
-                "id": "candle-goes-out",
-                "title": "Says the candle will burn away and its flame will go out",
-            },
-        ),
-        frame=candle_frame,
-        seconds=CANDLE_SECONDS,
-    ),
-)
+
+def read_tasks() -> tuple[DemoTask, ...]:
+    entries = yaml.safe_load((Path(__file__).parent / "tasks.yaml").read_text(encoding="utf-8"))
+    return tuple(
+        DemoTask(**{**entry, "criteria": tuple(entry["criteria"])}) for entry in entries["tasks"]
+    )
+
+
+TASKS = read_tasks()
 
 
 def demo_rows(tasks: Sequence[DemoTask] = TASKS) -> list[dict[str, Any]]:
@@ -234,10 +141,7 @@ def write_demo(root: Path, tasks: Sequence[DemoTask] = TASKS) -> Path:
     media.mkdir(parents=True, exist_ok=True)
     (root / "data").mkdir(parents=True, exist_ok=True)
     for task in tasks:
-        if task.draw is not None:
-            task.draw().save(media / task.media_file, format="PNG", optimize=True)
-        elif task.frame is not None:
-            write_clip(media / task.media_file, task.frame, task.seconds)
+        task.write_media(media)
     (root / "data" / "test.jsonl").write_text(rows_text(tasks), encoding="utf-8")
     return root
 
