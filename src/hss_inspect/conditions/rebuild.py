@@ -157,7 +157,7 @@ def _rebuild_image(
     max_pixels = limits.get("image_max_pixels")
     image = asyncio.run(
         service.image_bytes(
-            path, max_side, max_bytes, None, None if max_pixels is None else int(max_pixels)
+            path, max_side, max_bytes, None if max_pixels is None else int(max_pixels), None
         )
     )
     logged = record.get("sha256")

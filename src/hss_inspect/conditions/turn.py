@@ -283,8 +283,8 @@ async def image_content(
         path,
         limits.image_max_side,
         limits.image_max_raw_bytes,
-        time_limit,
         limits.image_max_pixels,
+        time_limit,
     )
     content: list[Content] = [
         ContentText(text=prompt.IMAGE_NOTE),

@@ -67,33 +67,41 @@ class PrepareResult:
 
 @dataclass
 class PrepareSummary:
-    clips: int = 0
-    images: int = 0
-    frames: int = 0
-    bytes: int = 0
-    turns: int = 0
-    seconds: float = 0.0
-    failures: list[PrepareResult] = field(default_factory=list)
-    not_stored: list[PrepareResult] = field(default_factory=list)
+    """The results so far, and the seconds they took; every count is derived from them."""
 
-    def add(self, result: PrepareResult) -> None:
-        if result.not_stored is not None:
-            self.not_stored.append(result)
-        if result.error is not None:
-            self.failures.append(result)
-            return
-        if result.media_type == "video":
-            self.clips += 1
-        else:
-            self.images += 1
-        self.frames += result.frames
-        self.bytes += result.bytes
-        self.turns += result.turns
+    results: list[PrepareResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def done(self) -> list[PrepareResult]:
+        return [r for r in self.results if r.error is None]
+
+    @property
+    def failures(self) -> list[PrepareResult]:
+        return [r for r in self.results if r.error is not None]
+
+    @property
+    def not_stored(self) -> list[PrepareResult]:
+        return [r for r in self.results if r.not_stored is not None]
+
+    @property
+    def clips(self) -> int:
+        return sum(r.media_type == "video" for r in self.done)
+
+    @property
+    def frames(self) -> int:
+        return sum(r.frames for r in self.done)
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.bytes for r in self.done)
 
     def lines(self) -> list[str]:
-        models = f", {self.turns} model turn(s)" if self.turns else ""
+        turns = sum(r.turns for r in self.done)
+        models = f", {turns} model turn(s)" if turns else ""
+        images = len(self.done) - self.clips
         lines = [
-            f"prepared {self.clips} clip(s) ({self.frames} frames) and {self.images} image(s)"
+            f"prepared {self.clips} clip(s) ({self.frames} frames) and {images} image(s)"
             f"{models}: {self.bytes / 1e6:.1f} MB in {self.seconds:.1f} s; "
             f"{len(self.failures)} failure(s)"
         ]
@@ -161,7 +169,7 @@ def prepare_all(
     ) as pool:
         futures: list[Future[PrepareResult]] = [pool.submit(run_job, fetch, j) for j in jobs]
         for future in as_completed(futures):
-            summary.add(future.result())
+            summary.results.append(future.result())
             summary.seconds = time.perf_counter() - started
             progress.update(summary)
     progress.finish()

@@ -144,12 +144,10 @@ def _with_jpegs(video: SampledVideo, jpegs: list[bytes]) -> SampledVideo:
 
 
 async def image_bytes(
-    path: Path,
-    max_side: int,
-    max_bytes: int,
-    time_limit: float | None = DEFAULT_TIME_LIMIT,
-    max_pixels: int | None = None,
+    path: Path, max_side: int, max_bytes: int, max_pixels: int | None, time_limit: float | None
 ) -> PreparedImage:
+    """The image to send under the side, byte and pixel limits, prepared once per process
+    and within `time_limit` seconds (None: no limit)."""
     return await _once(
         ("image", str(path), max_side, max_bytes, max_pixels),
         lambda deadline: cached_prepare_image(
