@@ -64,3 +64,4 @@ def offline_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
         special_tokens={},
     )
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: byte_level)
+

@@ -78,6 +78,7 @@ def test_dollars_are_tokens_times_the_price_per_million() -> None:
     ]
 
 
+@pytest.mark.slow  # an eval in a child process
 def test_the_arithmetic_is_inspects_own_on_a_priced_run(tmp_path: Path) -> None:
     """A demo run with a price registered in Inspect: the cost Inspect records for each
     role is the estimate's dollars() of the tokens Inspect counted."""
@@ -295,6 +296,7 @@ def main_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
     return capsys.readouterr().out
 
 
+@pytest.mark.slow  # an eval in a child process
 def test_a_pilot_gives_the_output_by_media_type_the_judges_tokens_and_the_pace(
     tmp_path: Path,
 ) -> None:

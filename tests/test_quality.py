@@ -21,9 +21,10 @@ BIN = Path(sys.executable).parent
     [
         ["ruff", "check", "src", "tests", "benchmarks"],
         ["ruff", "format", "--check", "src", "tests", "benchmarks"],
-        ["mypy"],
-        # The Inspect Evals register's checks, with the single-eval preset (pyproject.toml).
-        ["inspect-evals-lint", "hss_inspect"],
+        # The whole tree's types and the register's checks (single-eval preset, pyproject.toml)
+        # take half a minute from a cold cache: slow.
+        pytest.param(["mypy"], marks=pytest.mark.slow),
+        pytest.param(["inspect-evals-lint", "hss_inspect"], marks=pytest.mark.slow),
     ],
     ids=["ruff-check", "ruff-format", "mypy", "inspect-evals-lint"],
 )
