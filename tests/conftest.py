@@ -64,4 +64,3 @@ def offline_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
         special_tokens={},
     )
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: byte_level)
-
