@@ -1,0 +1,24 @@
+"""`hss-inspect options [TASK]`: the options a task takes (`-T name=value`), with their
+defaults and meaning, as the README's table gives them; the `hss` presets share hss's."""
+
+from __future__ import annotations
+
+import argparse
+
+from hss_inspect.core.options import TASKS_OPTIONS, options_table
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "task",
+        nargs="?",
+        default="hss",
+        choices=list(TASKS_OPTIONS),
+        help="hss (and its presets) or hss_judge_audit [hss]",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    print(f"hss_inspect/{args.task}: -T name=value")
+    print(options_table(TASKS_OPTIONS[args.task]))
+    return 0
