@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog
 
 from hss_inspect.audit.kinds import KIND_BY_NAME, KIND_NAMES, PERTURBER_KINDS, Expectation
 from tests.support.fixture_repo import TASKS
-from tests.support.runs import run_eval
+from tests.support.runs import run_eval, run_refused
 from tests.support.servers import scripted_models
 
 pytestmark = pytest.mark.slow
@@ -225,15 +225,15 @@ def test_a_missing_perturber_is_named_and_rule_kinds_need_none(
     )
     assert metrics_of(log)["variants"] == 3 * len(TASKS)
     start = len(request_log.read_text().splitlines())
-    # a rule-made kind beside one the perturber writes: refused before the judge grades any
-    failed, _ = run_eval(
+    # a rule-made kind beside one the perturber writes: refused when the task starts, before
+    # the judge grades any (one line, exit 1, no log)
+    refused = run_refused(
         "hss_inspect/hss_judge_audit",
-        tmp_path / "logs",
+        tmp_path / "refused",
         base_url,
         model="none",
         grader=PERFECT,
         task_args={"dataset": hss_repo, "kinds": "reference,partial"},
     )
-    assert failed.status == "error"
-    assert "--model-role perturber=" in str(failed.error)
+    assert "--model-role perturber=" in refused.stdout + refused.stderr
     assert requests_since(request_log, start) == []

@@ -27,7 +27,7 @@ def test_inspect_still_has_prerequisite_error_where_we_import_it() -> None:
 @pytest.mark.parametrize(
     ("option", "value", "expected"),
     [
-        ("media", "videos", "use one of all, image, video"),
+        ("media", "videos", "use one of all, image, video (did you mean video?)"),
         ("condition", "sighted", "use one of standard, blind, oracle, agentic"),
         ("fps", 0, "use a number greater than 0"),
         ("fps", "fast", "use a number greater than 0"),
@@ -69,8 +69,9 @@ def test_the_command_line_prints_one_line_not_a_traceback(hss_repo: Path, tmp_pa
         env={"COLUMNS": "300", "PATH": str(Path(INSPECT).parent)},
     )
     output = done.stdout + done.stderr
-    assert "-T media='videos' is not valid: use one of all, image, video." in output
-    assert "Traceback" not in output
+    said = "-T media='videos' is not valid: use one of all, image, video (did you mean video?)."
+    assert said in output
+    assert "Traceback" not in output and done.returncode == 1
     # Inspect's banner (its version and the package's hooks) precedes the message
     assert len(lines_after_banner(output)) <= 1, output
 

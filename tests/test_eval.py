@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.grading.metrics import attempt_value
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS
-from tests.support.runs import INSPECT, run_eval
+from tests.support.runs import INSPECT, run_eval, run_refused
 
 pytestmark = [pytest.mark.slow, pytest.mark.inspect_api]
 
@@ -182,16 +182,10 @@ def test_refuses_to_run_without_a_bound_grader(
 ) -> None:
     base_url, request_log = model_server
     start = len(request_log.read_text().splitlines())
-    log, _ = run_eval(
-        "hss_inspect/hss",
-        tmp_path / "logs",
-        base_url,
-        grader=None,
-        task_args={"dataset": hss_repo},
-        epochs=1,
+    done = run_refused(
+        "hss_inspect/hss", tmp_path / "logs", base_url, grader=None, task_args={"dataset": hss_repo}
     )
-    assert log.status == "error"
-    assert log.error is not None and "--model-role grader=" in log.error.message
+    assert "--model-role grader=" in done.stdout + done.stderr
     assert request_log.read_text().splitlines()[start:] == []
 
 

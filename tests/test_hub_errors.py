@@ -74,7 +74,7 @@ def test_unknown_dataset_names_it_and_the_remedy(hub: tuple[str, str], tmp_path:
     message = assert_clean_failure(open_dataset(tmp_path, "ScaleAI/Nope", HF_ENDPOINT=endpoint))
     assert message == (
         f"dataset ScaleAI/Nope@main: no such dataset on the hub at {endpoint} (or it is "
-        "private and HF_TOKEN cannot see it); check the id in -T dataset=, set HF_TOKEN for "
+        "private and HF_TOKEN cannot see it); check the id in -T dataset, set HF_TOKEN for "
         f"a private dataset, {REMEDY_LOCAL}"
     )
 
@@ -174,6 +174,10 @@ def test_gated_dataset_opens_with_a_granted_token(tmp_path: Path) -> None:
     assert outcome["ok"], outcome
 
 
+# a judge bound, so that the dataset's error is the first the task meets
+NO_JUDGE_NEEDED = ("-T", "revision=v9", "--model-role", "grader=mockllm/model")
+
+
 def test_inspect_prints_the_message_without_a_traceback(
     hub: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -181,7 +185,7 @@ def test_inspect_prints_the_message_without_a_traceback(
     inspect = str(Path(sys.executable).with_name("inspect"))
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     done = subprocess.run(
-        [inspect, "eval", "hss_inspect/hss", "--model", "mockllm/model", "-T", "revision=v9"],
+        [inspect, "eval", "hss_inspect/hss", "--model", "mockllm/model", *NO_JUDGE_NEEDED],
         env={**env, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "COLUMNS": "400"},
         capture_output=True,
         text=True,

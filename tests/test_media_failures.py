@@ -172,7 +172,12 @@ def test_media_time_limit_is_an_option_and_its_error_says_what_to_do(
     assert error is not None
     assert "task vid-cut:" in error.message and MEDIA["vid-cut"] in error.message
     assert "1e-09 s media time limit" in error.message
-    assert "-T media_timeout=" in error.message and "hss-inspect prepare" in error.message
+    assert "-T media_timeout=" in error.message
+    # the remedy is a command to paste: the same data and model, the default time limit
+    prepare = (
+        f"`hss-inspect prepare --dataset {(release / 'data' / 'test.jsonl').resolve()} --model"
+    )
+    assert prepare in error.message and "--media-timeout" not in error.message
 
 
 def test_bomb_error_and_warning_name_the_file(

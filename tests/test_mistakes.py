@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import inspect as pyinspect
 import os
+import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,7 +21,7 @@ from hss_inspect import task as tasks
 from hss_inspect.commands.cli import COMMANDS, command_parser, main
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.options import TASKS_OPTIONS
-from tests.support.runs import CANDIDATE, INSPECT, JUDGE
+from tests.support.runs import CANDIDATE, INSPECT, JUDGE, lines_after_banner
 
 HSS_INSPECT = str(Path(sys.executable).with_name("hss-inspect"))
 
@@ -129,10 +131,18 @@ COMMAND_MISTAKES = [
     ),
     Mistake(
         "misspelt domain of an estimate",
-        (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "demo", "--domains",
-         "temporl"),
+        (
+            HSS_INSPECT,
+            "estimate",
+            "--model",
+            "hss/scripted",
+            "--dataset",
+            "demo",
+            "--domains",
+            "temporl",
+        ),
         ("unknown domain 'temporl'", "did you mean 'temporal'?"),
-    ),  # fmt: skip
+    ),
     Mistake(
         "misspelt sample id",
         (HSS_INSPECT, "rebuild-frames", "{log}", "--sample", "demo-dominos", "--out", "out"),
@@ -140,10 +150,17 @@ COMMAND_MISTAKES = [
     ),
     Mistake(
         "misspelt Table 5 name of a log's model",
-        (HSS_INSPECT, "report", "{log}", "--format", "register", "--paper-model",
-         "hss/scripted=GPT-6-astr"),
+        (
+            HSS_INSPECT,
+            "report",
+            "{log}",
+            "--format",
+            "register",
+            "--paper-model",
+            "hss/scripted=GPT-6-astr",
+        ),
         ("GPT-6-astr is not a model of the paper's Table 5", "did you mean GPT-6-astra?"),
-    ),  # fmt: skip
+    ),
     Mistake(
         "misspelt task of the options",
         (HSS_INSPECT, "options", "hss_judge_audt"),
@@ -156,10 +173,18 @@ COMMAND_MISTAKES = [
     ),
     Mistake(
         "a price file that is not there",
-        (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "demo",
-         "--model-cost-config", "no-such-prices.yaml"),
+        (
+            HSS_INSPECT,
+            "estimate",
+            "--model",
+            "hss/scripted",
+            "--dataset",
+            "demo",
+            "--model-cost-config",
+            "no-such-prices.yaml",
+        ),
         ("--model-cost-config no-such-prices.yaml: no such file",),
-    ),  # fmt: skip
+    ),
 ]
 
 
@@ -178,7 +203,7 @@ def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_mistake(
     mistake: Mistake, workdir: Path, model_server: tuple[str, Path], log: Path
 ) -> subprocess.CompletedProcess[str]:
-    base_url, requests = model_server
+    base_url = model_server[0]
     env = {**os.environ, "SCRIPTED_API_KEY": "k", "SCRIPTED_BASE_URL": base_url}
     env["COLUMNS"] = "400"  # keep each line whole
     argv = [word.replace("{log}", str(log)) for word in mistake.argv]
@@ -199,8 +224,8 @@ def test_a_mistake_is_one_line_a_nonzero_exit_and_nothing_sent(
     assert "Traceback" not in output
     for words in mistake.says:
         assert words in output, output
-    said = [line for line in output.splitlines() if mistake.says[0] in line]
-    assert len(said) == 1, output
+    # one line, after Inspect's banner of the package's hooks where Inspect prints one
+    assert len(lines_after_banner(output)) == 1, output
     assert not list(tmp_path.glob("logs/*.eval")), "a log was written: something ran"
     assert model_server[1].read_text().count("\n") == requests_before, "a model was called"
 
@@ -218,7 +243,8 @@ def task_functions() -> list[object]:
     return [
         value
         for name, value in vars(_registry).items()
-        if callable(value) and getattr(value, "__module__", "") == tasks.__name__
+        if callable(value)
+        and getattr(value, "__module__", "") == tasks.__name__
         and name.startswith("hss")
     ]
 
@@ -252,3 +278,49 @@ def test_every_flag_of_every_command_is_named_when_misspelt(
         said = capsys.readouterr().err
         assert f"{wrong} is not a flag of hss-inspect {command}" in said, said
         assert f"did you mean {flag}?" in said, said
+
+
+def test_the_prepare_the_estimate_suggests_runs_as_printed_on_the_same_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    estimate = ["estimate", "--model", "hss/scripted", "--dataset", "demo", "--epochs", "1"]
+    estimate += ["--frame-side", "96", "--fps", "1", "--media", "video"]
+    monkeypatch.setenv("HSS_INSPECT_CACHE", str(tmp_path / "first"))
+    assert main(estimate) == 0
+    said = capsys.readouterr().out
+    suggested = re.search(r"\(`(hss-inspect prepare [^`]*)` does it off the clock\)", said)
+    assert suggested is not None, said
+    words = shlex.split(suggested.group(1))
+    assert words[:2] == ["hss-inspect", "prepare"]
+    for flag, value in (("--dataset", "demo"), ("--frame-side", "96"), ("--media", "video")):
+        assert words[words.index(flag) + 1] == value, words
+    # pasted into a fresh cache, it prepares what the run sends: nothing is left to decode
+    monkeypatch.setenv("HSS_INSPECT_CACHE", str(tmp_path / "pasted"))
+    assert main([*words[1:], "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert main(estimate) == 0
+    assert "left to decode:      nothing" in capsys.readouterr().out
+
+
+def test_flags_go_before_or_after_the_positional_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.logs import Item, Try, write_log
+
+    first = write_log(tmp_path / "a.eval", [Item("t1", "retrodiction", "image", (Try(True),))])
+    second = write_log(
+        tmp_path / "b.eval", [Item("t2", "theory_of_mind", "video", (Try(False),))], model="x/y"
+    )
+    a, b = str(first), str(second)
+    orders = [
+        ["report", a, b, "--format", "json"],
+        ["report", "--format", "json", a, b],
+        ["report", a, "--format", "json", b],
+        ["--format", "json", "report", a, b],
+    ]
+    printed = []
+    for argv in orders:
+        assert main(argv) == 0, argv
+        printed.append(capsys.readouterr().out)
+    assert all(text == printed[0] for text in printed)
+    assert '"x/y"' in printed[0] and '"openai/gpt-test"' in printed[0]

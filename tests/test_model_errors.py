@@ -37,7 +37,7 @@ from hss_inspect.media.errors import MediaError
 from tests.support.faulty_inspect import INJECTED
 from tests.support.fixture_repo import TASKS, FixtureTask, build_repo
 from tests.support.provider_server import POLICY_MESSAGE
-from tests.support.runs import JUDGE, retry_eval, run_eval
+from tests.support.runs import JUDGE, retry_eval, run_eval, run_refused
 from tests.support.servers import provider_stand_in, scripted_models
 
 pytestmark = pytest.mark.inspect_api
@@ -486,17 +486,14 @@ def test_labeler_option_without_a_labeler_role_is_refused_before_any_request(
     base_url, request_log = judge_server
     start = len(request_log.read_text().splitlines())
     release = build_repo(tmp_path / "release", (image_task("t-pass", "PASS"),))
-    log, _ = run_eval(
+    refused = run_refused(
         "hss_inspect/hss",
         tmp_path / "logs",
         base_url,
-        epochs=1,
         grader=JUDGE,
         task_args={"dataset": release, "labeler": "true"},
-        env={"HSS_INSPECT_CACHE": str(tmp_path / "cache")},
     )
-    assert log.status == "error" and log.error is not None
-    assert "--model-role labeler=" in log.error.message
+    assert "--model-role labeler=" in refused.stdout + refused.stderr
     assert request_log.read_text().splitlines()[start:] == []
 
 

@@ -355,7 +355,7 @@ def test_recipe_plans_follow_table5() -> None:
     frames = plan_recipe("frames", ["Kimi-K3"], {"Kimi-K3": "openai-api/proxy/kimi"})
     assert [r.task_args["max_frames"] for r in frames] == [10, 25, 50, 100, 250, 500]
     assert {r.model for r in frames} == {"openai-api/proxy/kimi"}
-    with pytest.raises(ValueError, match="not a model of Table 5"):
+    with pytest.raises(ValueError, match="not a model of the paper's Table 5"):
         plan_recipe("table1", ["GPT-7"])
 
 

@@ -23,6 +23,7 @@ from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import DEFAULTS, OptionList
+from hss_inspect.core.roles import check_role_names, require_roles, roles_resolved
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
     AgentSettings,
@@ -72,6 +73,7 @@ def hss(
     agent_zoom_side: int = DEFAULTS["agent_zoom_side"],
     labeler: bool = DEFAULTS["labeler"],
     labeler_retries: int = DEFAULTS["labeler_retries"],
+    **kwargs: Any,
 ) -> Task:
     """Humanity's Sixth Sense: free-form visual reasoning graded by a rubric judge.
 
@@ -129,11 +131,17 @@ def hss(
         labeler: `true` adds the failure-cause labeller after the judge (needs
             `--model-role labeler=...`)
         labeler_retries: re-asks of the labeller when its reply names no valid cause
+        **kwargs: any other name is refused, with the closest option (Inspect would drop
+            it and run what the other options select)
     """
-    o = opt.checked(locals())
+    opt.check_names(kwargs, "hss")
+    o = opt.checked({k: v for k, v in locals().items() if k != "kwargs"})
     media_settings = opt.media_settings(o)
     agent = agent_settings_of(o)
     model = active_model()
+    if roles_known(model):  # else each sample checks them when it starts
+        check_role_names()
+        require_roles(o["labeler"])
     limits = check_before_run(
         media_settings,
         None if model is None else str(model),
@@ -298,6 +306,11 @@ def conditioned_solver(
     ]
 
 
+def roles_known(model: Model | None) -> bool:
+    """Whether Inspect bound the run's model roles before building this task for it."""
+    return model is not None and roles_resolved()
+
+
 def active_model() -> Model | None:
     """The model Inspect is creating this task for (None outside an eval)."""
     try:
@@ -317,6 +330,7 @@ def hss_judge_audit(
     sample_tasks: int | None = DEFAULTS["sample_tasks"],
     judge_retries: int = DEFAULTS["judge_retries"],
     perturber_retries: int = DEFAULTS["perturber_retries"],
+    **kwargs: Any,
 ) -> Task:
     """The judge audit: answers with verdicts known by construction, graded by the `grader`.
 
@@ -331,8 +345,10 @@ def hss_judge_audit(
         judge_retries: as for `hss`.
         perturber_retries: judge audit: re-asks of the perturber when its reply cannot be
             used
+        **kwargs: as for `hss`.
     """
-    o = opt.checked(locals())
+    opt.check_names(kwargs, "hss_judge_audit")
+    o = opt.checked({k: v for k, v in locals().items() if k != "kwargs"})
     check_media_cache()  # the perturber's variants are kept there
     release = open_release(o["dataset"], o["revision"])
     return build_audit_task(
@@ -349,4 +365,5 @@ def hss_judge_audit(
         judge_retries=o["judge_retries"],
         perturber_retries=o["perturber_retries"],
         version=(comparability_version(), task_version()),
+        check_roles=roles_known(active_model()),
     )

@@ -31,6 +31,20 @@ def run_eval(
     """Run one eval in a child process; returns its log (read in full) and the process.
 
     `program` replaces the `inspect` command (e.g. tests/support/faulty_inspect.py)."""
+    command = eval_command(task, log_dir, args, task_args, epochs, model, grader, program)
+    return _run_logged(command, log_dir, base_url, env, timeout)
+
+
+def eval_command(
+    task: str,
+    log_dir: Path,
+    args: tuple[str, ...] = (),
+    task_args: dict[str, object] | None = None,
+    epochs: int | None = None,
+    model: str = CANDIDATE,
+    grader: str | None = JUDGE,
+    program: tuple[str, ...] = (INSPECT,),
+) -> list[str]:
     command = [*program, "eval", task, "--model", model, "--log-dir", str(log_dir)]
     command += ["--display", "plain", "--log-format", "eval", *args]
     for name, value in (task_args or {}).items():
@@ -39,7 +53,28 @@ def run_eval(
         command += ["--epochs", str(epochs)]
     if grader:
         command += ["--model-role", f"grader={grader}"]
-    return _run_logged(command, log_dir, base_url, env, timeout)
+    return command
+
+
+def run_refused(
+    task: str,
+    log_dir: Path,
+    base_url: str,
+    *args: str,
+    task_args: dict[str, object] | None = None,
+    model: str = CANDIDATE,
+    grader: str | None = JUDGE,
+) -> subprocess.CompletedProcess[str]:
+    """An eval the task refuses to start: the process, after checking that it exited non-zero,
+    printed no traceback and wrote no log."""
+    command = eval_command(task, log_dir, args, task_args, None, model, grader)
+    env = {**os.environ, "SCRIPTED_API_KEY": "test-key", "SCRIPTED_BASE_URL": base_url}
+    env["COLUMNS"] = "400"
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in output, output
+    assert not list(log_dir.glob("*.eval")), "the refused eval wrote a log"
+    return done
 
 
 def retry_eval(

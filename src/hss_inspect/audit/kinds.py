@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from hss_inspect.core.names import aside
 from hss_inspect.core.options import option_error
 
 
@@ -99,10 +100,11 @@ def resolve_kinds(values: Sequence[str]) -> list[str]:
     wanted = {v.strip().lower() for v in values if v.strip()}
     unknown = sorted(wanted - set(KIND_NAMES))
     if unknown:
+        hint = aside(unknown[0], KIND_NAMES, "'{}'")
         raise option_error(
             "kinds",
             ",".join(values),
-            f"{', '.join(unknown)} unknown; use any of {', '.join(KIND_NAMES)}",
+            f"{', '.join(unknown)} unknown{hint}; use any of {', '.join(KIND_NAMES)}",
         )
     return [name for name in KIND_NAMES if name in wanted or not wanted]
 

@@ -25,11 +25,12 @@ from hss_inspect.grading.judge import criteria_of, graded_task_of
 AUDIT_MODEL_NAME = "hss_judge_audit"
 
 
-def require_perturber(task_id: str, kind: str) -> None:
+def require_perturber(task_id: str | None, kind: str) -> None:
+    where = f"task {task_id}, kind {kind}" if task_id else f"kind {kind}"
     require_role(
         PERTURBER_ROLE,
         (
-            f"hss_judge_audit: task {task_id}, kind {kind}: this variant is written by a model "
+            f"hss_judge_audit: {where}: this variant is written by a model "
             f"bound to the role '{PERTURBER_ROLE}', and none is. Add --model-role "
             f"{PERTURBER_ROLE}=<provider/model>, or choose only rule-made kinds with "
             "-T kinds=reference,injection,vague."

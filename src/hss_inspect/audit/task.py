@@ -11,7 +11,8 @@ from hss_inspect.audit.kinds import resolve_kinds
 from hss_inspect.audit.perturber import perturber_prompts
 from hss_inspect.audit.report import AUDIT_CONDITION
 from hss_inspect.audit.scorer import audit_sum, judge_audit
-from hss_inspect.audit.solver import audit_answer, needs_perturber
+from hss_inspect.audit.solver import audit_answer, needs_perturber, require_perturber
+from hss_inspect.core.roles import check_role_names, require_grader
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import TaskRow
 from hss_inspect.grading.judge import judge_prompts
@@ -27,18 +28,23 @@ def build_audit_task(
     judge_retries: int,
     perturber_retries: int,
     version: tuple[int, str],
+    check_roles: bool = False,
 ) -> Task:
     """The audit of the selected rows (the task function has checked the shared options);
     `version` is the task version's N and its full `N-X` label."""
     chosen_kinds = resolve_kinds(kinds)
+    perturber_kind = needs_perturber(chosen_kinds)
+    if check_roles:  # else each sample checks them when it starts
+        check_role_names()
+        require_grader()
+        if perturber_kind is not None:
+            require_perturber(None, perturber_kind)
     count, retries, re_asks = sample_tasks, judge_retries, perturber_retries
     rows = sample_rows(selected, count)
     prompts = perturber_prompts()
     return Task(
         dataset=build_audit_dataset(release, rows, chosen_kinds),
-        solver=audit_answer(
-            perturber_retries=re_asks, perturber_kind=needs_perturber(chosen_kinds)
-        ),
+        solver=audit_answer(perturber_retries=re_asks, perturber_kind=perturber_kind),
         scorer=judge_audit(retries=retries),
         epochs=Epochs(1, audit_sum()),
         version=version[0],

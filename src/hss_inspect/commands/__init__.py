@@ -9,5 +9,6 @@ prints; a subcommand's module is imported only when it runs.
 - `recipe`: `recipe`, one of the paper's experiments, run or written as a Flow spec.
 - `frames`: `frames`, the exact frames a model receives for one clip.
 - `cache`: `cache`, where the media cache is and what it holds.
+- `options`: `options`, the options a task takes, with their defaults and meaning.
 - `arguments`: flags and words several commands take the same way.
 """

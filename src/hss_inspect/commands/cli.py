@@ -7,14 +7,16 @@ Each subcommand lives in its own module, imported only when that subcommand runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
+from typing import Any, NoReturn
 
-from hss_inspect.core.settings import NO_EVAL_ENV
+from hss_inspect.core.settings import NO_EVAL_ENV, OPTIONS_AS_FLAGS_ENV
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
+    "options": Command("options", "the options of a task (-T name=value): defaults, meaning"),
     "frames": Command("frames", "write the exact frames a model receives for a video"),
     "prepare": Command("prepare", "download the selected media and fill the cache"),
     "cache": Command("cache", "show where the media cache is and its size"),
@@ -72,35 +75,129 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
-    """Every subcommand is listed; only `chosen` gets its arguments (and its imports)."""
-    parser = argparse.ArgumentParser(prog="hss-inspect", description=__doc__.split("\n")[0])
+# argparse's words for the two mistakes a person makes most: a flag it does not know, and
+# a value outside an argument's choices (quoted or not, by Python version).
+_UNKNOWN = re.compile(r"unrecognized arguments: (\S+)")
+_NUMBER = re.compile(r"^-\d")
+_NOT_A_CHOICE = re.compile(r"argument ([^:]+): invalid choice: '?(.*?)'? \(choose from (.*)\)$")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, where a mistyped flag or choice is one line naming the closest one, and
+    flags may come before or after the positional arguments."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {self.explained(message)}\n")
+
+    def parse_any_order(self, words: list[str]) -> argparse.Namespace:
+        """The arguments, flags anywhere; a flag this command does not have is refused
+        first (argparse would otherwise complain of a required one it hides)."""
+        flags = [name for action in self._actions for name in action.option_strings]
+        for word in words:
+            flag = word.split("=", 1)[0]
+            if flag.startswith("-") and not _NUMBER.match(flag) and not _known(flag, flags):
+                self.error(f"unrecognized arguments: {flag}")
+        return self.parse_intermixed_args(words)
+
+    def explained(self, message: str) -> str:
+        from hss_inspect.core.names import aside, unknown_text
+
+        unknown, choice = _UNKNOWN.match(message), _NOT_A_CHOICE.match(message)
+        if unknown and unknown.group(1).startswith("-"):
+            flag = unknown.group(1).split("=", 1)[0]
+            flags = [name for action in self._actions for name in action.option_strings]
+            listed = f"`{self.prog} --help` lists them"
+            return unknown_text(flag, f"a flag of {self.prog}", flags, listed)
+        if unknown:
+            return f"unexpected argument {unknown.group(1)!r} (`{self.prog} --help`)"
+        if choice:
+            where, value = choice.group(1), choice.group(2)
+            choices = [c.strip(" '\"") for c in choice.group(3).split(",")]
+            hint = aside(value, choices, "'{}'")
+            if where == "command":
+                listed = "`hss-inspect --help` lists them"
+                return unknown_text(value, "a command of hss-inspect", choices, listed, "'{}'")
+            return f"{where} '{value}' is not one of {', '.join(choices)}{hint}"
+        return message
+
+
+def _known(flag: str, flags: list[str]) -> bool:
+    """A flag the parser has, or (as argparse allows) the start of exactly one of them."""
+    return flag in flags or sum(f.startswith(flag) for f in flags if f.startswith("--")) == 1
+
+
+def top_parser() -> Parser:
+    """The command's own parser: it lists the subcommands, each parsed by its own parser."""
+    parser = Parser(prog="hss-inspect", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for name, command in COMMANDS.items():
-        sub = commands.add_parser(name, help=command.help, description=command.help)
-        if name == chosen:
-            command.function(command.add_arguments)(sub)
+        commands.add_parser(name, help=command.help, description=command.help)
     return parser
+
+
+def command_parser(name: str) -> Parser:
+    """One subcommand's parser, with its arguments (importing only its module)."""
+    command = COMMANDS[name]
+    parser = Parser(prog=f"hss-inspect {name}", description=command.help)
+    command.function(command.add_arguments)(parser)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The subcommand (its name may follow flags, which then go to it) and its arguments,
+    flags and positional arguments in any order."""
+    name = next((word for word in argv if word in COMMANDS), None)
+    if name is None or argv[0] in ("-h", "--help"):
+        top_parser().parse_args(argv)  # help, or the one line naming the closest command
+        raise AssertionError("argparse exits on help and errors")
+    rest = list(argv)
+    rest.remove(name)
+    args = command_parser(name).parse_any_order(rest)
+    args.command = name
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command; run as the program (no `argv`), this process is the command's own."""
     as_program = argv is None
-    argv = list(sys.argv[1:] if argv is None else argv)
-    chosen = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(chosen).parse_args(argv)
+    args = parse(list(sys.argv[1:] if argv is None else argv))
     command = COMMANDS[args.command]
     if as_program and not command.runs_evals:
         # The package's Inspect hook is then not registered, so Inspect prints no banner
         # of hooks before the command's own lines (hooks.registration).
         os.environ[NO_EVAL_ENV] = command.module
+    with options_as_flags(not command.runs_evals):
+        return run_command(command, args)
+
+
+def run_command(command: Command, args: argparse.Namespace) -> int:
     try:
         return int(command.function(command.run)(args))
+    except BrokenPipeError:
+        # The reader stopped early (`| head`): the rest goes nowhere, without a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:
         if not is_user_error(exc):
             raise
         print(f"hss-inspect {args.command}: {exc}", file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def options_as_flags(flags: bool) -> Iterator[None]:
+    """While a command that takes the task options as flags runs (its workers inherit it),
+    messages name them as flags (`--frame-side`, not `-T frame_side`)."""
+    before = os.environ.get(OPTIONS_AS_FLAGS_ENV)
+    if flags:
+        os.environ[OPTIONS_AS_FLAGS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(OPTIONS_AS_FLAGS_ENV, None)
+        else:
+            os.environ[OPTIONS_AS_FLAGS_ENV] = before
 
 
 def is_user_error(exc: Exception) -> bool:

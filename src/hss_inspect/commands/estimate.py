@@ -12,6 +12,7 @@ from dataclasses import fields
 
 from hss_inspect.commands.arguments import add_cost_config_argument
 from hss_inspect.conditions.preflight import check_before_run
+from hss_inspect.core.command_line import prepare_command
 from hss_inspect.core.options import (
     FRAME_OPTIONS,
     SELECTION_OPTIONS,
@@ -132,8 +133,14 @@ def run(args: argparse.Namespace) -> int:
     run.cost = cost_estimate(
         [row for row, _ in sent], tasks, run.epochs, run.image_tokens, model, grader, figures
     )
-    print(json.dumps(run.as_dict(), indent=1) if args.json else estimate_text(run))
+    print(json.dumps(run.as_dict(), indent=1) if args.json else estimate_text(run, prepare(args)))
     return 0
+
+
+def prepare(args: argparse.Namespace) -> str:
+    """The `hss-inspect prepare` that prepares what this run sends, on the same data."""
+    server = [("--model", args.model), ("--model-base-url", args.model_base_url)]
+    return prepare_command(vars(args), [*server, ("--max-tokens", args.max_tokens)])
 
 
 def given_figures(args: argparse.Namespace) -> Given:

@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from hss_inspect.commands.arguments import named_pairs
 from hss_inspect.conditions.prepared_turns import ModelRun, targets_for, with_model_turns
 from hss_inspect.core.options import (
-    FRAME_OPTIONS,
-    MEDIA_OPTIONS,
-    SELECTION_OPTIONS,
+    PREPARE_OPTIONS,
     add_flags,
     add_model_server_flags,
     check,
@@ -27,8 +25,6 @@ from hss_inspect.data.rows import select_rows
 from hss_inspect.media.cache_folder import check_cache_folder
 from hss_inspect.media.prepare import jobs_for, prepare_all
 from hss_inspect.recipes.plans import RECIPES, plan_recipe
-
-PREPARE_OPTIONS = (*SELECTION_OPTIONS, *FRAME_OPTIONS, *MEDIA_OPTIONS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from hss_inspect.conditions.rebuild import rebuild, release_for
-from hss_inspect.report.logs import read_header, read_sample
+from hss_inspect.report.logs import check_sample, read_header, read_sample
 
 
 def add_arguments(rebuild: argparse.ArgumentParser) -> None:
@@ -22,8 +22,10 @@ def add_arguments(rebuild: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    header = read_header(str(args.log))
+    check_sample(header, str(args.log), args.sample, args.epoch)
     sample = read_sample(str(args.log), args.sample, args.epoch)
-    eval_metadata = read_header(str(args.log)).eval.metadata or {}
+    eval_metadata = header.eval.metadata or {}
     release = release_for(eval_metadata, args.dataset, args.revision)
     rebuilt = rebuild(sample, release, args.out, eval_metadata.get("hss_media_settings") or {})
     print(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hss_inspect.commands.arguments import named_pairs
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.options import check, check_names
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.recipes.flow import INSTALL_HINT, FlowOrigin, write_spec
 from hss_inspect.recipes.plans import RECIPES, grader_spec, plan_recipe, with_task_args
@@ -52,17 +53,27 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     aliases = named_pairs(args.aliases, "--as")
+    task_args = task_options(args)
     if args.flow:
         return write_flow(args, aliases)
     if args.name == "judges":
         return _judges(args, aliases)
     runs = plan_recipe(args.name, _models(args), aliases)
-    task_args = named_pairs(args.task_args, "-T")
     if args.dry_run:
         for run in with_task_args(runs, task_args):
             print(run.command_line())
         return 0
     return 0 if run_plan(runs, args.log_dir, task_args) else 1
+
+
+def task_options(args: argparse.Namespace) -> dict[str, str]:
+    """The `-T NAME=VALUE` options for every run, each name and value checked as the tasks
+    check them, before any run starts."""
+    given = named_pairs(args.task_args, "-T")
+    check_names(given, "hss")
+    for name, value in given.items():
+        check(name, value)
+    return given
 
 
 def _models(args: argparse.Namespace) -> list[str] | None:
@@ -89,9 +100,7 @@ def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
 def write_flow(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
     """Write the recipe's plan as an Inspect Flow spec and read it back with Flow's loader."""
     out: Path = args.flow
-    runs = with_task_args(
-        plan_recipe(args.name, _models(args), aliases), named_pairs(args.task_args, "-T")
-    )
+    runs = with_task_args(plan_recipe(args.name, _models(args), aliases), task_options(args))
     options = [("--as", v) for v in args.aliases] + [("-T", v) for v in args.task_args]
     origin = FlowOrigin(args.name, out, args.log_dir, args.models, tuple(options))
     read_back = write_spec(runs, origin)

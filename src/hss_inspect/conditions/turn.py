@@ -21,11 +21,13 @@ from inspect_ai.solver import TaskState
 from PIL import Image
 
 from hss_inspect.conditions import prompt
+from hss_inspect.core.command_line import prepare_command
+from hss_inspect.core.options import option_values
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import question_sha256
 from hss_inspect.media import service
-from hss_inspect.media.errors import MediaError
+from hss_inspect.media.errors import MediaError, MediaTimeout
 from hss_inspect.media.plan import plan_frames
 from hss_inspect.media.uri import data_uri
 from hss_inspect.media.video import SampledVideo, scaled_size
@@ -88,6 +90,14 @@ async def user_turn_for(
             )
             if why_not:
                 details["native_video_declined"] = why_not
+    except MediaTimeout as exc:
+        # The remedy: the cache filled ahead, for this model and these settings, without the
+        # run's time limit (preparing ahead is not on the clock).
+        options = {**option_values(media), "media_timeout": DEFAULT_MEDIA.media_timeout}
+        source = {"dataset": release.dataset, "revision": release.revision}
+        prepare = prepare_command({**source, **options}, [("--model", model_name)])
+        remedy = exc.remedy_with(prepare)
+        raise MediaTimeout(f"task {task_id}: {exc}; {remedy} ({media_path})") from exc
     except MediaError as exc:
         raise type(exc)(f"task {task_id}: {exc}; {exc.remedy} ({media_path})") from exc
     content.append(ContentText(text=prompt.question_text(meta["prompt"])))

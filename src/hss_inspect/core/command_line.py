@@ -33,6 +33,22 @@ def inspect_eval_command(
     return shlex.join(words)
 
 
+def prepare_command(values: Mapping[str, Any], extra: Sequence[tuple[str, Any]] = ()) -> str:
+    """`hss-inspect prepare` with the options among `values` that are not their defaults, as
+    its flags, and the `extra` flags that are set: it prepares the media of that run."""
+    from hss_inspect.core.options import OPTIONS, PREPARE_OPTIONS
+
+    words = ["hss-inspect", "prepare"]
+    for name in PREPARE_OPTIONS:
+        value = values.get(name, OPTIONS[name].default)
+        if value is not None and value != OPTIONS[name].default:
+            words += [flag(name), cli_value(value)]
+    for name, value in extra:
+        if value is not None:
+            words += [name, str(value)]
+    return shlex.join(words)
+
+
 def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 

@@ -25,7 +25,9 @@ class OptionError(SetupError):
     """A value an option does not accept; `expected` says what it does accept."""
 
     def __init__(self, name: str, value: object, expected: str) -> None:
-        super().__init__(f"-T {name}={value!r} is not valid: {expected}.")
+        from hss_inspect.core.options import spell
+
+        super().__init__(f"{spell(name, repr(value))} is not valid: {expected}.")
         self.expected = expected
 
 

@@ -13,7 +13,8 @@ holding a comma arrives as a list; each check accepts what a user can type.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,9 +39,11 @@ def option_error(name: str, value: Any, expected: str) -> OptionError:
 
 
 def choice(name: str, value: Any, valid: Sequence[str]) -> str:
+    from hss_inspect.core.names import aside
+
     text = str(value).strip().lower()
     if text not in valid:
-        raise option_error(name, value, "use one of " + ", ".join(valid))
+        raise option_error(name, value, "use one of " + ", ".join(valid) + aside(text, valid))
     return text
 
 
@@ -363,7 +366,19 @@ MEDIA_OPTIONS = (
 )
 
 
+# Every option `hss-inspect prepare` takes as a flag: what decides the media a run sends.
+PREPARE_OPTIONS = (*SELECTION_OPTIONS, *FRAME_OPTIONS, *MEDIA_OPTIONS)
+
 DEFAULTS: dict[str, Any] = {name: option.default for name, option in OPTIONS.items()}
+
+
+def spell(name: str, value: object = None) -> str:
+    """A task option as the user gives it here: `-T name=value` to a task, `--name value` to
+    an `hss-inspect` command that takes it as a flag."""
+    if os.environ.get(s.OPTIONS_AS_FLAGS_ENV):
+        flag = "--" + name.replace("_", "-")
+        return flag if value is None else f"{flag} {value}"
+    return f"-T {name}" if value is None else f"-T {name}={value}"
 
 
 def check(name: str, value: Any) -> Any:
@@ -382,6 +397,15 @@ def media_settings(values: Mapping[str, Any]) -> s.MediaSettings:
     settings media preparation obeys; options not given keep their defaults."""
     given = {name: values[name] for name in MEDIA_OPTIONS if name in values}
     return s.MediaSettings(frames=frame_settings(values), **given)
+
+
+def option_values(media: s.MediaSettings) -> dict[str, Any]:
+    """The frame and media options that give `media` (`media_settings` the other way)."""
+    frames = media.frames.as_dict()
+    return {
+        **{name: frames[name] for name in FRAME_OPTIONS},
+        **{name: getattr(media, name) for name in MEDIA_OPTIONS},
+    }
 
 
 def checked(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -451,6 +475,22 @@ def options_table(names: Sequence[str]) -> str:
 
 
 TASK_OPTIONS = tuple(n for n in OPTIONS if n not in AUDIT_ONLY)
+AUDIT_OPTIONS = (*SELECTION_OPTIONS, "kinds", "sample_tasks", "judge_retries", "perturber_retries")
+# The options of each task: `hss` and its presets share theirs.
+TASKS_OPTIONS: dict[str, tuple[str, ...]] = {"hss": TASK_OPTIONS, "hss_judge_audit": AUDIT_OPTIONS}
+
+
+def check_names(given: Iterable[str], task: str) -> None:
+    """Refuse an option `task` does not have (Inspect would drop it with a warning and run
+    everything the other options select), naming the closest one it has."""
+    from hss_inspect.core.names import unknown_name
+
+    known = TASKS_OPTIONS[task]
+    for name in given:
+        if name not in known:
+            what = f"an option of hss_inspect/{task}" + (" or its presets" if task == "hss" else "")
+            listed = f"`hss-inspect options{'' if task == 'hss' else ' ' + task}` lists them all"
+            raise unknown_name(name, what, known, listed, form="-T {}")
 
 
 def update_table(markdown: str) -> str:

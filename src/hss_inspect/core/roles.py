@@ -3,6 +3,8 @@ run needs is bound (Inspect would otherwise fall back to the model under evaluat
 
 from __future__ import annotations
 
+import contextvars
+
 from inspect_ai.model import model_roles
 
 from hss_inspect.core.errors import SetupError
@@ -21,6 +23,20 @@ NO_LABELER_MESSAGE = (
     f"The failure-cause labeller needs a model bound to the role '{LABELER_ROLE}'. Add "
     f"--model-role {LABELER_ROLE}=<provider/model> (the paper labelled with Claude Opus 5)."
 )
+
+
+ROLES = (GRADER_ROLE, LABELER_ROLE, PERTURBER_ROLE)
+
+
+def check_role_names() -> None:
+    """A role bound under a name close to one HSS uses (`grder`) is a typo, refused: the role
+    meant stays unbound. Other roles may be another task's, in an eval set: they pass."""
+    from hss_inspect.core.names import closest, unknown_name
+
+    for role in model_roles():
+        if role not in ROLES and closest(role, ROLES) is not None:
+            listed = "HSS uses " + ", ".join(ROLES)
+            raise unknown_name(role, "a role of HSS", ROLES, listed, form="--model-role {}")
 
 
 def role_bound(role: str) -> bool:
@@ -50,3 +66,18 @@ def require_roles(labeler: bool) -> None:
     require_grader()
     if labeler:
         require_labeler()
+
+
+def roles_resolved() -> bool:
+    """Whether Inspect bound the eval's model roles before building the task (`inspect eval`,
+    `eval()`, `eval-set`, `eval-retry` do), so a missing role is known while it is built. A
+    task built by other means (Inspect Flow, a recipe, `task_with`) gets its roles after,
+    and is checked when each sample starts, before any model is called. (`eval_set` leaves
+    its roles in its caller's context: the recipe calls it in a copy of the context.)"""
+    # Private: no public API tells a task being built whether the roles are known yet
+    # (`model_roles()` is documented for running solvers only). Pinned by tests/test_errors.py.
+    from inspect_ai.model._model import (
+        _model_roles,  # inspect-evals-lint: ignore[private_api_imports] -- see above
+    )
+
+    return _model_roles in contextvars.copy_context()

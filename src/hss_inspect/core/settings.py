@@ -32,6 +32,9 @@ POLICY_STOP = "content_filter"
 # Set by the `hss-inspect` command in its process for a subcommand that runs no eval: the
 # package then registers no Inspect hook there, and Inspect prints no hook banner.
 NO_EVAL_ENV = "HSS_INSPECT_NO_EVAL"
+# Set by an `hss-inspect` command that takes the task options as flags, for its process and
+# its workers: a message then names `--frame-side`, not `-T frame_side` (options.spell).
+OPTIONS_AS_FLAGS_ENV = "HSS_INSPECT_OPTIONS_AS_FLAGS"
 
 # Pillow's JPEG quality closest to ffmpeg's `-q:v 3` on the reference pipeline's frames.
 FRAME_JPEG_QUALITY = 90

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hss_inspect.core.names import aside
+
 
 @dataclass(frozen=True)
 class Subdomain:
@@ -85,7 +87,8 @@ def resolve_domain(value: str) -> str:
         if value.strip().lower() in (domain.name.lower(), domain.label):
             return domain.name
     known = ", ".join(f"{d.label} ({d.name})" for d in DOMAINS)
-    raise ValueError(f"unknown domain {value!r}: use one of {known}")
+    hint = aside(value.strip(), [d.label for d in DOMAINS], "'{}'")
+    raise ValueError(f"unknown domain {value!r}{hint}: use one of {known}")
 
 
 def resolve_subdomain(value: str) -> str:
@@ -95,7 +98,8 @@ def resolve_subdomain(value: str) -> str:
         if wanted in (sub.name.lower(), sub.label):
             return sub.name
     known = ", ".join(sorted(SUBDOMAIN_BY_LABEL))
-    raise ValueError(f"unknown subdomain {value!r}: use a full name or one of {known}")
+    hint = aside(value.strip(), [*SUBDOMAIN_BY_LABEL, *SUBDOMAIN_BY_NAME], "'{}'")
+    raise ValueError(f"unknown subdomain {value!r}{hint}: use a full name or one of {known}")
 
 
 def resolve_subdomains(values: list[str]) -> set[str]:

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.options import spell
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +137,8 @@ def _token_set() -> bool:
     return get_token() is not None
 
 
-LOCAL_COPY = "or use a local copy with -T dataset=DIR"
+def local_copy() -> str:
+    return f"or use a local copy with {spell('dataset', 'DIR')}"
 
 
 def explain(exc: BaseException, repo_id: str, revision: str, filename: str) -> str:
@@ -154,12 +156,12 @@ def explain(exc: BaseException, repo_id: str, revision: str, filename: str) -> s
             return (
                 f"{where}: the dataset is gated and the account of HF_TOKEN has not been "
                 f"granted access; accept its conditions at {hub_endpoint()}/datasets/"
-                f"{repo_id} with that account, {LOCAL_COPY}"
+                f"{repo_id} with that account, {local_copy()}"
             )
         return (
             f"{where}: the dataset is gated; accept its conditions at {hub_endpoint()}/"
             f"datasets/{repo_id} and set HF_TOKEN to a token of that account "
-            f"({TOKEN_PAGE}), {LOCAL_COPY}"
+            f"({TOKEN_PAGE}), {local_copy()}"
         )
     if isinstance(exc, RevisionNotFoundError):
         return revision_message(repo_id, revision, _refs(repo_id))
@@ -170,8 +172,8 @@ def explain(exc: BaseException, repo_id: str, revision: str, filename: str) -> s
             return revision_message(repo_id, revision, refs)
         return (
             f"{where}: no such dataset on the hub at {hub_endpoint()} (or it is private and "
-            f"HF_TOKEN cannot see it); check the id in -T dataset=, set HF_TOKEN for a "
-            f"private dataset, {LOCAL_COPY}"
+            f"HF_TOKEN cannot see it); check the id in {spell('dataset')}, set HF_TOKEN for a "
+            f"private dataset, {local_copy()}"
         )
     if isinstance(exc, RemoteEntryNotFoundError):
         return f"{where} has no {filename}: it is not an HSS release; check -T dataset="
@@ -179,12 +181,12 @@ def explain(exc: BaseException, repo_id: str, revision: str, filename: str) -> s
     if status == 401:
         return (
             f"{where}: the hub refused HF_TOKEN (invalid or expired); set HF_TOKEN to a "
-            f"valid token ({TOKEN_PAGE}), unset it for a public dataset, {LOCAL_COPY}"
+            f"valid token ({TOKEN_PAGE}), unset it for a public dataset, {local_copy()}"
         )
     if status == 403:
         return (
             f"{where}: HF_TOKEN lacks read permission for this dataset; give it read access "
-            f"({TOKEN_PAGE}), {LOCAL_COPY}"
+            f"({TOKEN_PAGE}), {local_copy()}"
         )
     if _is_network_failure(exc):
         return unreachable_message(repo_id, revision, exc)
@@ -203,7 +205,7 @@ def unreachable_message(repo_id: str, revision: str, exc: BaseException) -> str:
     return (
         f"dataset {repo_id}@{revision}: cannot reach the Hugging Face hub at "
         f"{hub_endpoint()} ({_reason(exc)}) and it is not in the local cache; check the "
-        f"network or HF_ENDPOINT, {LOCAL_COPY}, or run `hss-inspect prepare --dataset "
+        f"network or HF_ENDPOINT, {local_copy()}, or run `hss-inspect prepare --dataset "
         f"{repo_id} --revision {revision}` once online and then use HF_HUB_OFFLINE=1"
     )
 
@@ -215,7 +217,7 @@ def offline_message(repo_id: str, revision: str) -> str:
         f"dataset {repo_id}@{revision} is not in the local Hugging Face cache "
         f"({constants.HF_HUB_CACHE}) and HF_HUB_OFFLINE=1 forbids downloading it; run "
         f"`hss-inspect prepare --dataset {repo_id} --revision {revision}` once online, "
-        f"{LOCAL_COPY}"
+        f"{local_copy()}"
     )
 
 

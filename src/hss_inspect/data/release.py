@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hss_inspect.core.options import spell
 from hss_inspect.data import hub
 from hss_inspect.data.demo import DEMO_DATASET, demo_root
 from hss_inspect.data.rows import DatasetError, TaskRow, parse_rows
@@ -32,6 +33,11 @@ class Release(Protocol):
     @property
     def revision(self) -> str | None: ...
 
+    @property
+    def dataset(self) -> str:
+        """What `-T dataset=` (or `--dataset`) opens this copy as."""
+        ...
+
     def read_rows(self) -> list[TaskRow]: ...
 
     def media_file(self, media_path: str, task_id: str) -> Path: ...
@@ -49,6 +55,10 @@ class LocalRelease:
     @property
     def revision(self) -> str | None:
         return None
+
+    @property
+    def dataset(self) -> str:
+        return str(self.rows_file)
 
     def read_rows(self) -> list[TaskRow]:
         with self.rows_file.open(encoding="utf-8") as handle:
@@ -77,6 +87,10 @@ class HubRelease:
     @property
     def revision(self) -> str | None:
         return self.commit
+
+    @property
+    def dataset(self) -> str:
+        return self.repo_id
 
     def read_rows(self) -> list[TaskRow]:
         path = hub.download(self.repo_id, ROWS_FILE, self.commit)
@@ -140,11 +154,11 @@ def resolve_commit(repo_id: str, revision: str) -> str:
     if revision != commit and (repo_id, revision) not in _warned_unpinned:
         _warned_unpinned.add((repo_id, revision))
         logger.warning(
-            "%s: revision %r is not pinned; it resolved to commit %s. Pass -T revision=%s "
+            "%s: revision %r is not pinned; it resolved to commit %s. Pass %s "
             "to evaluate exactly these rows and media again.",
             repo_id,
             revision,
             commit,
-            commit,
+            spell("revision", commit),
         )
     return commit

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from hss_inspect.core.errors import InputError, SetupError
-from hss_inspect.core.options import OptionList, as_list
+from hss_inspect.core.options import OptionList, as_list, spell
 from hss_inspect.core.taxonomy import (
     MEDIA_TYPES,
     PARENT_OF_SUBDOMAIN,
@@ -143,7 +143,7 @@ def _error_summary(errors: Sequence[str], source: str) -> str:
     tail = f"\n  ... and {more} more" if more > 0 else ""
     return (
         f"{len(errors)} invalid row(s) in {source}; fix or remove them "
-        f"(or point -T dataset= at a good copy):\n  {shown}{tail}"
+        f"(or point {spell('dataset')} at a good copy):\n  {shown}{tail}"
     )
 
 

@@ -229,8 +229,9 @@ class StrategyBill:
     price_multiplier: float = 1.0
     input_dollars: float | None = None
     output_dollars: float | None = None
-    judge_dollars: float | None = None
-    # without the judge's figure, the model's part alone (a lower bound, said so)
+    judge_dollars: float | None = None  # the judge's charges that are counted
+    judge_lower_bound: bool = False  # some of the judge's charges are not counted
+    # the counted parts; `lower_bound` when a part is not counted or has no price
     total_dollars: float | None = None
     lower_bound: bool = False
     vs_off: float | None = None
@@ -254,6 +255,7 @@ class StrategyBill:
                 "input_dollars": self.input_dollars,
                 "output_dollars": self.output_dollars,
                 "judge_dollars": self.judge_dollars,
+                "judge_lower_bound": self.judge_lower_bound,
                 "total_dollars": self.total_dollars,
                 "lower_bound": self.lower_bound,
             }
@@ -316,6 +318,7 @@ def cost_estimate(
     native = sum(t.kind == "native_video" for t in tasks) * epochs
     judge = [c for c in charges if c.what.startswith("judge")]
     uncounted = tuple(c.what for c in charges if c.tokens is None)
+    model_uncounted = bool(native) or any(c.tokens is None for c in charges if c not in judge)
     counted = [c for c in charges if c.tokens is not None]
     parties = _unique(model, grader)
     return CostEstimate(
@@ -326,7 +329,7 @@ def cost_estimate(
         judge_calls=len(rows) * epochs,
         native_clips_uncounted=native,
         uncounted=uncounted,
-        strategies=strategy_bills(tasks, epochs, model, figures, judge),
+        strategies=strategy_bills(tasks, epochs, model, figures, judge, model_uncounted),
         warnings=tuple(w for p in parties if (w := p.warning())),
         assumptions=cost_assumptions(figures, native),
     )
@@ -345,18 +348,34 @@ def output_charges(
     return charges
 
 
+@dataclass(frozen=True)
+class JudgePart:
+    """What every strategy's bill adds for the judge (never batched: the batch setting is
+    the model's), and what leaves the totals lower bounds."""
+
+    dollars: float | None  # the counted charges; None: none counted, or no price
+    partial: bool  # some of the judge's charges are not counted
+    model_uncounted: bool  # some of the model's own tokens are not counted
+
+
 def strategy_bills(
     tasks: Sequence[TaskCost],
     epochs: int,
     model: Pricing,
     figures: Measures,
     judge: Sequence[Charge],
+    model_uncounted: bool = False,
 ) -> tuple[StrategyBill, ...]:
-    """Each strategy's whole bill, and its ratio to the bill with caching off."""
+    """Each strategy's whole bill, and its ratio to the bill with caching off; the judge's
+    counted charges are in every one, as in the bill with caching off, and a part left
+    uncounted (the judge's reply, a clip sent whole) makes every total a lower bound."""
     rules = caching_rules_for(model.model)
     batch = batch_rules_for(model.model)
     output = sum(c.tokens or 0 for c in output_charges(tasks, epochs, model, figures))
-    judge_dollars = total_dollars(list(judge))
+    counted = [c for c in judge if c.tokens is not None]
+    judge_part = JudgePart(
+        total_dollars(counted) if counted else None, len(counted) < len(judge), model_uncounted
+    )
     bills: list[StrategyBill] = []
     for strategy in STRATEGIES:
         if strategy.batched and not batch.available:
@@ -365,7 +384,7 @@ def strategy_bills(
         split = strategy_split(tasks, epochs, rules, model.model, figures, strategy)
         multiplier = (batch.price_multiplier or 1.0) if strategy.batched else 1.0
         bills.append(
-            _bill(strategy.name, split, output, model.price, rules, multiplier, judge_dollars)
+            _bill(strategy.name, split, output, model.price, rules, multiplier, judge_part)
         )
     off = bills[0].total_dollars
     return tuple(
@@ -418,7 +437,7 @@ def _bill(
     price: Price | None,
     rules: CacheRules,
     multiplier: float,
-    judge: float | None,
+    judge: JudgePart,
 ) -> StrategyBill:
     unpriced = StrategyBill(name, None, split.fresh, dict(split.written), split.read, multiplier)
     if price is None:
@@ -430,9 +449,10 @@ def _bill(
         unpriced,
         input_dollars=input_cost,
         output_dollars=output_cost,
-        judge_dollars=judge,
-        total_dollars=input_cost + output_cost + (judge or 0.0),
-        lower_bound=judge is None,
+        judge_dollars=judge.dollars,
+        judge_lower_bound=judge.partial,
+        total_dollars=input_cost + output_cost + (judge.dollars or 0.0),
+        lower_bound=judge.dollars is None or judge.partial or judge.model_uncounted,
     )
 
 
@@ -454,7 +474,7 @@ def cost_assumptions(figures: Measures, native: int) -> tuple[str, ...]:
             else f"its reply is {figures.judge_output_source}"
         ),
         "one judge call per attempt with an answer; re-asks after an unreadable reply "
-        "(-T judge_retries) and retries after errors are not included",
+        "(the run's -T judge_retries) and retries after errors are not included",
         f"caching: a task's next attempt comes {_minutes(figures.gap.seconds)} later "
         f"({figures.gap.source}); the first attempts of the first {figures.first_wave} tasks "
         "go before any finishes, so the plan writes nothing for them; the cached prefix is "

@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from hss_inspect.core.markdown import aligned
+from hss_inspect.core.options import spell
 from hss_inspect.estimate.costs import CostEstimate, StrategyBill
 from hss_inspect.estimate.requests import PreparedMedia, RunEstimate
 from hss_inspect.providers.fit import TokenBudget
 from hss_inspect.providers.prices import Charge, dollars_text, price_text
 
 
-def estimate_text(run: RunEstimate) -> str:
+def estimate_text(run: RunEstimate, prepare_command: str) -> str:
+    """The estimate as printed; `prepare_command` prepares what the run sends."""
     limit = run.request_max_bytes
     limit_text = f" of the {limit / 1e6:.1f} MB limit" if limit else ""
     tokens = run.image_tokens
@@ -33,7 +35,7 @@ def estimate_text(run: RunEstimate) -> str:
             f"({run.largest_request_task})",
             f"image input tokens:  {token_text}",
             f"context window:      {window_text(run.token_budget)}",
-            *(media_lines(run.media, run.model) if run.media is not None else []),
+            *(media_lines(run.media, prepare_command) if run.media is not None else []),
             *fit_lines(run),
             *(cost_lines(run.cost) if run.cost is not None else []),
         ]
@@ -42,7 +44,7 @@ def estimate_text(run: RunEstimate) -> str:
 
 def window_text(budget: TokenBudget) -> str:
     if budget.input_tokens is None:
-        return "none known: frames are not fitted to tokens (set -T context_window)"
+        return f"none known: frames are not fitted to tokens (set {spell('context_window')})"
     return (
         f"{budget.window or budget.input_limit:,} tokens ({budget.source}: "
         f"{budget.detail}); {budget.output_reserve:,} kept for the output "
@@ -50,7 +52,7 @@ def window_text(budget: TokenBudget) -> str:
     )
 
 
-def media_lines(media: PreparedMedia, model: str) -> list[str]:
+def media_lines(media: PreparedMedia, prepare_command: str) -> list[str]:
     lines = [
         f"media in the cache:  {media.clips_prepared} of {media.clips} clip(s), "
         f"{media.images_prepared} of {media.images} image(s), prepared before this estimate"
@@ -66,7 +68,7 @@ def media_lines(media: PreparedMedia, model: str) -> list[str]:
         *lines,
         f"left to decode:      {media.clips_decoded} clip(s), {media.frames_decoded:,} "
         f"frames: {media.decode_seconds:.1f} s of decoding, done here and {kept} "
-        f"(`hss-inspect prepare --model {model}` does it off the clock)",
+        f"(`{prepare_command}` does it off the clock)",
     ]
 
 
@@ -131,7 +133,7 @@ def strategy_lines(bills: Sequence[StrategyBill]) -> list[str]:
                 f"{bill.read:,}",
                 _money(bill.input_dollars),
                 _money(bill.output_dollars),
-                _money(bill.judge_dollars),
+                ("at least " if bill.judge_lower_bound else "") + _money(bill.judge_dollars),
                 ("at least " if bill.lower_bound else "") + _money(bill.total_dollars),
                 "-" if bill.vs_off is None else f"{bill.vs_off:.2f}x",
             ]

@@ -7,20 +7,30 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hss_inspect.core.options import spell
+
 
 class MediaError(Exception):
     """A media file that cannot be read, decoded or brought within the limits."""
 
-    remedy = "check or replace the file"
+    @property
+    def remedy(self) -> str:
+        return "check or replace the file"
 
 
 class MediaTimeout(MediaError):
     """Preparing one media file took longer than its time limit."""
 
-    remedy = (
-        "raise the limit (-T media_timeout=SECONDS) or fill the cache ahead of the run "
-        "with `hss-inspect prepare`"
-    )
+    @property
+    def remedy(self) -> str:
+        return self.remedy_with("hss-inspect prepare")
+
+    def remedy_with(self, prepare: str) -> str:
+        """The remedy, naming the `hss-inspect prepare` command that fills the cache."""
+        return (
+            f"raise the limit ({spell('media_timeout', 'SECONDS')}) or fill the cache ahead "
+            f"of the run with `{prepare}`"
+        )
 
 
 class MediaCancelled(MediaError):

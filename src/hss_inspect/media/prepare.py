@@ -18,10 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from hss_inspect.core.options import spell
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.media.activity import activity
 from hss_inspect.media.cache_folder import report_storage_problems_quietly, storage_problem
-from hss_inspect.media.errors import Deadline
+from hss_inspect.media.errors import Deadline, MediaError, MediaTimeout
 from hss_inspect.media.facts import remembered_sha256
 from hss_inspect.media.frame_cache import cached_sample_videos
 from hss_inspect.media.image_cache import cached_prepare_image
@@ -130,11 +131,21 @@ def run_job(fetch: Fetch, job: PrepareJob) -> PrepareResult:
     try:
         result = _prepare(fetch, job)
     except Exception as exc:  # one bad file must not stop the others; it is reported
-        result = PrepareResult(job.task_id, job.media_path, job.media_type, error=str(exc))
+        error = failure_text(exc)
+        result = PrepareResult(job.task_id, job.media_path, job.media_type, error=error)
     problem = storage_problem()
     if problem is None or not activity().since(before).not_stored:
         return result
     return replace(result, not_stored=problem.warning())
+
+
+def failure_text(exc: Exception) -> str:
+    """Why a file could not be prepared, and what to do about it here."""
+    if isinstance(exc, MediaTimeout):
+        return f"{exc}; raise the limit ({spell('media_timeout', 'SECONDS')})"
+    if isinstance(exc, MediaError):
+        return f"{exc}; {exc.remedy}"
+    return str(exc)
 
 
 def _prepare(fetch: Fetch, job: PrepareJob) -> PrepareResult:

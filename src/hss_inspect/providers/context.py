@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 from inspect_ai.model import GenerateConfig, Model, get_model, get_model_info
 
+from hss_inspect.core.options import spell
 from hss_inspect.providers.batching import batching_requested
 from hss_inspect.providers.fit import TokenBudget
 
@@ -152,7 +153,8 @@ def window_in_ollama_show(body: Any, served: str) -> ServedWindow | None:
     return ServedWindow(
         window,
         f"Ollama's default context of {OLLAMA_DEFAULT_CONTEXT} tokens for {served} (the model "
-        "is not loaded; set OLLAMA_CONTEXT_LENGTH or num_ctx, and -T context_window to match)",
+        f"is not loaded; set OLLAMA_CONTEXT_LENGTH or num_ctx, and {spell('context_window')} "
+        "to match)",
     )
 
 
@@ -190,10 +192,11 @@ async def _probe(endpoint: Endpoint) -> ServedWindow | None:
         logger.warning(
             "%s: the server at %s did not say its context window (%s); frames are fitted to "
             "Inspect's model information if it has the model, else not at all: set "
-            "-T context_window=TOKENS to fit them to the server's window",
+            "%s to fit them to the server's window",
             endpoint.model,
             base,
             exc,
+            spell("context_window", "TOKENS"),
         )
         return None
 
@@ -286,12 +289,11 @@ async def budget_for(model: Model, context_window: int | None, output_reserve: i
     `hss-inspect estimate`) under the task's options."""
     sent, why = max_tokens_sent(model)
     reserve, reserve_source = (
-        (sent, why) if sent is not None else (output_reserve, "-T output_reserve")
+        (sent, why) if sent is not None else (output_reserve, spell("output_reserve"))
     )
     if context_window is not None:
-        return TokenBudget(
-            context_window, "option", f"-T context_window={context_window}", reserve, reserve_source
-        )
+        detail = spell("context_window", context_window)
+        return TokenBudget(context_window, "option", detail, reserve, reserve_source)
     endpoint = endpoint_of(model)
     served = await served_window(endpoint) if endpoint is not None else None
     if served is not None:
@@ -357,10 +359,10 @@ async def budget_for_name(
     reserve, why = (
         (max_tokens, "--max-tokens")
         if max_tokens is not None
-        else (output_reserve, "-T output_reserve")
+        else (output_reserve, spell("output_reserve"))
     )
     if context_window is not None:
-        detail = f"-T context_window={context_window}"
+        detail = spell("context_window", context_window)
         return TokenBudget(context_window, "option", detail, reserve, why)
     info = model_info_window(info_name(model_name))
     if info is None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from hss_inspect.core.options import spell
 from hss_inspect.media.errors import MediaError
 from hss_inspect.providers.limits import FitConstants
 
@@ -38,11 +39,14 @@ FrameSize = Callable[[int], tuple[int, int]]
 class DoesNotFit(MediaError):
     """Not even the floor's frames fit the model's token budget: nothing is sent."""
 
-    remedy = (
-        "give the window the server really has (-T context_window=TOKENS, or serve the model "
-        "with a longer context: vLLM --max-model-len, SGLang --context-length, Ollama "
-        "num_ctx), or keep less for the output (--max-tokens, -T output_reserve)"
-    )
+    @property
+    def remedy(self) -> str:
+        return (
+            f"give the window the server really has ({spell('context_window', 'TOKENS')}, or "
+            "serve the model with a longer context: vLLM --max-model-len, SGLang "
+            "--context-length, Ollama num_ctx), or keep less for the output (--max-tokens, "
+            f"{spell('output_reserve')})"
+        )
 
 
 @dataclass(frozen=True)

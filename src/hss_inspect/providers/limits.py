@@ -20,6 +20,7 @@ from typing import Any, Literal
 import yaml
 
 from hss_inspect.core.config import load_yaml
+from hss_inspect.core.options import spell
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
 
 Counted = Literal["raw", "base64"]
@@ -192,10 +193,10 @@ def user_token_rules(path: str) -> tuple[TokenRule, ...]:
     try:
         loaded = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"-T token_rules={path}: cannot read it ({exc})") from None
+        raise ValueError(f"{spell('token_rules', path)}: cannot read it ({exc})") from None
     entries = loaded.get("image_tokens") if isinstance(loaded, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"-T token_rules={path}: expected a list under `image_tokens:`")
+        raise ValueError(f"{spell('token_rules', path)}: expected a list under `image_tokens:`")
     return tuple(_token_rule(e, path) for e in entries)
 
 
@@ -398,7 +399,7 @@ def clamp_warnings(limits: AppliedLimits) -> list[str]:
     """One line per option the user set above a provider limit (defaults are lowered silently
     and recorded in the log)."""
     return [
-        f"-T {c.option}={c.requested} exceeds the {c.reason} for {limits.model}; "
+        f"{spell(c.option, c.requested)} exceeds the {c.reason} for {limits.model}; "
         f"using {c.applied} (sources: {', '.join(limits.docs) or 'task_configs/model_limits.yaml'})"
         for c in limits.clamps
         if c.user_set
@@ -414,5 +415,5 @@ def native_video_refusal(media: MediaSettings, model_name: str) -> str | None:
         return None
     return (
         f"native_video=true, but {model_name} ({rules.name}) cannot take a video through "
-        "Inspect's provider; use -T native_video=auto or false to send frames"
+        f"Inspect's provider; use {spell('native_video', 'auto')} or false to send frames"
     )

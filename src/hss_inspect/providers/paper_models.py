@@ -12,6 +12,7 @@ from typing import Any
 
 from hss_inspect.core.config import load_yaml
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.names import unknown_text
 from hss_inspect.core.settings import DEFAULT_FRAMES
 from hss_inspect.providers.limits import limits_for
 
@@ -86,11 +87,17 @@ def judges() -> list[Deployment]:
     return [_deployment(entry, entry["name"]) for entry in paper_data()["judges"]]
 
 
+# Where a user finds the names of Table 5: every model's run, as the recipe gives it.
+TABLE5_LISTED = "`hss-inspect recipe table1 --dry-run` lists them"
+
+
 def deployment(name: str) -> Deployment:
+    """A model or judge of Table 5 by its name there, its Inspect name or its endpoint."""
     for found in deployments() + judges():
         if name in (found.name, found.inspect_model, found.endpoint):
             return found
-    raise InputError(f"{name!r} is not a model of the paper's Table 5 ({PAPER_FILE})")
+    known = [d.name for d in deployments() + judges()]
+    raise InputError(unknown_text(name, "a model of the paper's Table 5", known, TABLE5_LISTED))
 
 
 def _deployment(entry: dict[str, Any], name: str) -> Deployment:

@@ -15,8 +15,10 @@ from typing import Any
 
 from hss_inspect.core.command_line import inspect_eval_command
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.names import unknown_text
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.providers.paper_models import (
+    TABLE5_LISTED,
     Deployment,
     deployment,
     deployments,
@@ -93,6 +95,7 @@ def plan_recipe(
     points a model or judge name at another Inspect model."""
     if name not in RECIPES:
         raise InputError(f"unknown recipe {name!r}: use one of {', '.join(RECIPES)}")
+    check_aliases(aliases)
     grader = grader_spec(judges()[0], aliases)
     epochs = paper_request()["epochs"]
     sweeps = paper_data()["sweeps"]
@@ -108,16 +111,26 @@ def plan_recipe(
     return runs
 
 
+def check_aliases(aliases: Mapping[str, str]) -> None:
+    """Every `--as NAME=MODEL` names a model or judge of Table 5 (another is never used)."""
+    known = [d.name for d in deployments() + judges()]
+    for name in aliases:
+        if name not in known:
+            what = "a model or judge of the paper's Table 5 (--as NAME=MODEL)"
+            raise InputError(unknown_text(name, what, known, TABLE5_LISTED))
+
+
 def _models_of(
     name: str, sweeps: dict[str, Any], chosen: Sequence[str] | None
 ) -> list[tuple[Deployment, list[Any]]]:
     """The recipe's models with their sweep levels (effort names or frame budgets)."""
     budgets = list(sweeps["frames"]["budgets"])
     if chosen:
-        known = {m.name for m in deployments()}
-        unknown = [c for c in chosen if c not in known]
-        if unknown:
-            raise InputError(f"not a model of Table 5: {', '.join(unknown)}")
+        known = [m.name for m in deployments()]
+        for model in chosen:
+            if model not in known:
+                what = "a model of the paper's Table 5 (--models)"
+                raise InputError(unknown_text(model, what, known, TABLE5_LISTED))
         names = list(chosen)
     elif name == "table1":
         names = [m.name for m in deployments()]

@@ -36,7 +36,9 @@ def run_plan(
                 epochs=run.epochs,
             )
         )
-    success, _ = eval_set(tasks, log_dir=log_dir, **eval_set_args)
+    # In a copy of the context: eval_set resolves its tasks in the caller's context, whose
+    # model roles would otherwise outlive the call (core.roles.roles_resolved reads them).
+    success, _ = contextvars.copy_context().run(eval_set, tasks, log_dir=log_dir, **eval_set_args)
     return bool(success)
 
 

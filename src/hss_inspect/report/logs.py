@@ -21,6 +21,7 @@ from inspect_ai.log import (
 )
 
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.names import unknown_text
 from hss_inspect.core.settings import CACHE_PLAN_RECORD
 
 LOG_SUFFIXES = (".eval", ".json")
@@ -94,6 +95,17 @@ def read_scored_samples(path: str) -> list[ScoredSample]:
         read_sample(path, s.id, s.epoch) if summary_lacks_details(s) else s
         for s in read_summaries(path)
     ]
+
+
+def check_sample(header: EvalLog, path: str, id: str, epoch: int) -> None:
+    """A sample id and epoch the log holds, else a LogError with the closest id."""
+    ids = [str(i) for i in header.eval.dataset.sample_ids or []]
+    if ids and id not in ids:
+        shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
+        raise LogError(unknown_text(id, f"a sample of {path}", ids, f"it holds {shown}"))
+    epochs = header.eval.config.epochs or 1
+    if not 1 <= epoch <= epochs:
+        raise LogError(f"--epoch {epoch}: {path} has epochs 1 to {epochs}")
 
 
 def read_sample(path: str, id: str | int, epoch: int) -> EvalSample:

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.command_line import inspect_eval_command, survives_cli
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.markdown import table
+from hss_inspect.core.names import unknown_text
 from hss_inspect.providers.paper_models import (
     deployment,
     generate_settings,
@@ -74,12 +76,24 @@ class Result:
         return int(self.row["grading_failures"]) + int(self.row["model_errors"])
 
 
+def check_paper_names(infos: Sequence[LogInfo], paper_names: Mapping[str, str]) -> None:
+    """Every `--paper-model MODEL=NAME` pairs a model of these logs with a Table 5 name (a
+    pair that matched nothing would be dropped unseen)."""
+    models = sorted({info.model for info in infos})
+    for model, name in paper_names.items():
+        if model not in models:
+            listed = "the logs hold " + ", ".join(models)
+            raise InputError(unknown_text(model, "a model of these logs", models, listed))
+        deployment(name)
+
+
 def results(
     infos: Sequence[LogInfo], rows: Sequence[dict[str, Any]], paper_names: Mapping[str, str] = {}
 ) -> list[Result]:
     """Each row with its log's header and the paper's row for the model, where Table 1 has
     one at the same effort and condition; `paper_names` maps a log's model to its Table 5
     name when the two differ (a proxy, a dated snapshot)."""
+    check_paper_names(infos, paper_names)
     by_log = {info.log: info for info in infos}
     found = []
     for row in rows:
