@@ -175,7 +175,7 @@ def test_gated_dataset_opens_with_a_granted_token(tmp_path: Path) -> None:
 
 
 # a judge bound, so that the dataset's error is the first the task meets
-NO_JUDGE_NEEDED = ("-T", "revision=v9", "--model-role", "grader=mockllm/model")
+BAD_REVISION_JUDGED = ("-T", "revision=v9", "--model-role", "grader=mockllm/model")
 
 
 def test_inspect_prints_the_message_without_a_traceback(
@@ -185,7 +185,14 @@ def test_inspect_prints_the_message_without_a_traceback(
     inspect = str(Path(sys.executable).with_name("inspect"))
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     done = subprocess.run(
-        [inspect, "eval", "hss_inspect/hss", "--model", "mockllm/model", *NO_JUDGE_NEEDED],
+        [
+            inspect,
+            "eval",
+            "hss_inspect/hss",
+            "--model",
+            "mockllm/model",
+            *BAD_REVISION_JUDGED,
+        ],
         env={**env, "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "COLUMNS": "400"},
         capture_output=True,
         text=True,

@@ -24,6 +24,7 @@ from hss_inspect.core.options import TASKS_OPTIONS
 from tests.support.runs import CANDIDATE, INSPECT, JUDGE, lines_after_banner
 
 HSS_INSPECT = str(Path(sys.executable).with_name("hss-inspect"))
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,10 @@ COMMAND_MISTAKES = [
 ]
 
 
+def test_the_page_of_mistakes_lists_every_mistake_tried() -> None:
+    assert sorted(documented()) == sorted(m.name for m in EVAL_MISTAKES + COMMAND_MISTAKES)
+
+
 @pytest.fixture(scope="module")
 def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real log of one demo task, for the mistakes made about a log."""
@@ -228,6 +233,20 @@ def test_a_mistake_is_one_line_a_nonzero_exit_and_nothing_sent(
     assert len(lines_after_banner(output)) == 1, output
     assert not list(tmp_path.glob("logs/*.eval")), "a log was written: something ran"
     assert model_server[1].read_text().count("\n") == requests_before, "a model was called"
+    assert documented()[mistake.name] == (done.returncode, shown_line(done, demo_log))
+
+
+def shown_line(done: subprocess.CompletedProcess[str], log: Path) -> str:
+    """The one line a mistake printed, with the log's path written LOG."""
+    (line,) = lines_after_banner(done.stdout + done.stderr)
+    return line.strip().replace(str(log), "LOG")
+
+
+def documented() -> dict[str, tuple[int, str]]:
+    """docs/mistakes.md: each mistake's exit status and the line it prints."""
+    text = (ROOT / "docs" / "mistakes.md").read_text(encoding="utf-8")
+    found = re.findall(r"^# (.+) \(exit (\d+)\)\n\$ .*\n(.*)$", text, flags=re.MULTILINE)
+    return {name: (int(status), line) for name, status, line in found}
 
 
 def misspelt(name: str) -> str:
