@@ -146,7 +146,18 @@ class BilledRun:
 
 
 def faketime(speed: float) -> tuple[str, ...]:
+    clear_stale_faketime()
     return ("faketime", "-f", f"+0 x{speed:g}")
+
+
+def clear_stale_faketime(shm: Path = Path("/dev/shm")) -> None:
+    """The faketime wrapper names its shared memory and semaphore by its pid, and leaves them
+    when it is stopped by a signal (as the stand-ins are); a later wrapper given the same
+    pid then fails ("sem_open: File exists"). Remove those of processes that are gone."""
+    for entry in shm.glob("*faketime_*_*"):
+        pid = entry.name.rsplit("_", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            entry.unlink(missing_ok=True)
 
 
 def billed_run(
