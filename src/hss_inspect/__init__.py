@@ -65,6 +65,7 @@ __all__ = [
     "hss_agentic",
     "hss_blind",
     "hss_demo",
+    "hss_human",
     "hss_image",
     "hss_judge_audit",
     "hss_oracle",

@@ -7,6 +7,7 @@ which read tasks from source, see every one of them.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -18,14 +19,15 @@ from hss_inspect.audit.task import build_audit_task
 from hss_inspect.conditions.agentic.loop import hss_agent
 from hss_inspect.conditions.answer import answer
 from hss_inspect.conditions.preflight import check_before_run, check_media_cache
-from hss_inspect.conditions.solver import hss_input, oracle_answer
+from hss_inspect.conditions.solver import hss_input, human_answer, oracle_answer
 from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
-from hss_inspect.core.errors import InputError
+from hss_inspect.core.errors import InputError, SetupError
 from hss_inspect.core.options import DEFAULTS, OptionList
 from hss_inspect.core.roles import check_role_names, require_roles, roles_resolved
 from hss_inspect.core.settings import (
     DEFAULT_EPOCHS,
+    HUMAN_CONDITION,
     AgentSettings,
     CachePlan,
     MediaSettings,
@@ -38,6 +40,9 @@ from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
 from hss_inspect.hooks.run_pace import RunPace  # noqa: F401  (registers the pace hook with the tasks)
+from hss_inspect.human.answers import is_study
+from hss_inspect.human.grading import human_dataset
+from hss_inspect.human.store import read_answers, settings_of
 from hss_inspect.providers.context import batch_mode
 from hss_inspect.versioning import comparability_version, task_version
 
@@ -367,3 +372,79 @@ def hss_judge_audit(
         version=(comparability_version(), task_version()),
         check_roles=roles_known(active_model()),
     )
+
+
+@task
+def hss_human(
+    answers: str | None = DEFAULTS["answers"],
+    dataset: str = DEFAULTS["dataset"],
+    revision: str = DEFAULTS["revision"],
+    media: str = DEFAULTS["media"],
+    domains: OptionList = DEFAULTS["domains"],
+    subdomains: OptionList = DEFAULTS["subdomains"],
+    judge_retries: int = DEFAULTS["judge_retries"],
+    **kwargs: Any,
+) -> Task:
+    """People's answers (a study, or another platform's JSONL) graded by the `grader` judge.
+
+    Args:
+        answers: human study: a study's SQLite file (`hss-inspect human new`) or a JSONL
+            file of answers (`task_id`, `annotator`, `answer`, `confidence`, `seconds`,
+            `view`)
+        dataset: as for `hss`; for a study, its own dataset and commit unless given.
+        revision: as for `hss`.
+        media: as for `hss`.
+        domains: as for `hss`.
+        subdomains: as for `hss`.
+        judge_retries: as for `hss`.
+        **kwargs: as for `hss`.
+    """
+    opt.check_names(kwargs, "hss_human")
+    o = opt.checked({k: v for k, v in locals().items() if k != "kwargs"})
+    if o["answers"] is None:
+        raise SetupError(
+            "hss_human grades people's answers: give -T answers=STUDY.sqlite (hss-inspect "
+            "human new) or -T answers=answers.jsonl"
+        )
+    path = Path(o["answers"]).expanduser()
+    found = read_answers(path)
+    if roles_known(active_model()):  # else each sample checks them when it starts
+        check_role_names()
+        require_roles(False)
+    source = study_source(path, o["dataset"], o["revision"])
+    release = open_release(*source)
+    rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
+    samples, unanswered = human_dataset(release, rows, found, path)
+    return Task(
+        dataset=samples,
+        solver=[human_answer()],
+        scorer=scorers(o["judge_retries"], False, DEFAULTS["labeler_retries"]),
+        epochs=Epochs(1, "mean"),
+        version=comparability_version(),
+        metadata={
+            "hss_task_version": task_version(),
+            "hss_condition": HUMAN_CONDITION,
+            "hss_dataset": release.description,
+            "hss_dataset_requested": {"dataset": source[0], "revision": source[1]},
+            "hss_dataset_revision": release.revision,
+            "hss_human_answers": str(path),
+            "hss_human_unanswered": unanswered,
+            "hss_selection": {
+                "media": o["media"],
+                "domains": o["domains"] or [],
+                "subdomains": o["subdomains"] or [],
+                "tasks": len(rows) - len(unanswered),
+            },
+            "hss_judge_retries": o["judge_retries"],
+            "hss_judge_prompt_sha256": judge_prompts().sha256,
+        },
+    )
+
+
+def study_source(path: Path, dataset: str, revision: str) -> tuple[str, str]:
+    """The dataset and revision to grade against: a study's own, unless others are given."""
+    given = (dataset, revision) != (DEFAULTS["dataset"], DEFAULTS["revision"])
+    if given or not is_study(path):
+        return dataset, revision
+    settings = settings_of(path)
+    return str(settings["dataset"]), str(settings["revision"] or DEFAULTS["revision"])

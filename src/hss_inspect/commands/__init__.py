@@ -9,6 +9,7 @@ prints; a subcommand's module is imported only when it runs.
 - `recipe`: `recipe`, one of the paper's experiments, run or written as a Flow spec.
 - `frames`: `frames`, the exact frames a model receives for one clip.
 - `cache`: `cache`, where the media cache is and what it holds.
+- `human`: `human new | serve | status | export`, a study of people answering HSS.
 - `options`: `options`, the options a task takes, with their defaults and meaning.
 - `arguments`: flags and words several commands take the same way.
 """

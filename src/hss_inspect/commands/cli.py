@@ -69,6 +69,7 @@ COMMANDS: dict[str, Command] = {
     "recipe": Command(
         "recipe", "run one of the paper's experiments as an eval set", runs_evals=True
     ),
+    "human": Command("human", "a study of people answering HSS tasks: new, serve, status, export"),
     "rebuild-frames": Command(
         "rebuild", "rebuild the frames (or image) a logged sample was sent and check them"
     ),
@@ -91,7 +92,10 @@ class Parser(argparse.ArgumentParser):
 
     def parse_any_order(self, words: list[str]) -> argparse.Namespace:
         """The arguments, flags anywhere; a flag this command does not have is refused
-        first (argparse would otherwise complain of a required one it hides)."""
+        first (argparse would otherwise complain of a required one it hides). A command
+        with actions of its own (`human new`) takes its flags after the action."""
+        if self._subparsers is not None:
+            return self.parse_args(words)
         flags = [name for action in self._actions for name in action.option_strings]
         for word in words:
             flag = word.split("=", 1)[0]

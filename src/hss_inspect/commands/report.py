@@ -23,6 +23,7 @@ from hss_inspect.report.bill_render import bill_csv
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
+from hss_inspect.report.human import human_studies, studies_json
 from hss_inspect.report.log_header import LogInfo
 from hss_inspect.report.logs import LogError, find_logs
 from hss_inspect.report.paper import published_rows
@@ -112,14 +113,16 @@ def report_command(args: argparse.Namespace) -> int:
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
     difficulty = item_difficulty(primary_runs(runs))
+    studies = human_studies(runs)
     outputs: dict[str, Callable[[], str]] = {
-        "md": lambda: markdown_report(shown, rows, difficulty, cost),
+        "md": lambda: markdown_report(shown, rows, difficulty, cost, studies),
         "csv": lambda: csv_report(shown),
         "json": lambda: json_report(
             {
                 "rows": rows,
                 "difficulty": difficulty.as_dict(),
                 "cost": cost,
+                **studies_json(studies),
                 **({"paper": [vars(p) for p in paper]} if paper else {}),
             }
         ),

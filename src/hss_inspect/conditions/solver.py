@@ -23,11 +23,17 @@ from hss_inspect.conditions import prompt
 from hss_inspect.conditions.cache_plan import RECORD_KEY, plan_turn
 from hss_inspect.conditions.turn import user_turn_for
 from hss_inspect.core.roles import require_roles
-from hss_inspect.core.settings import DEFAULT_CACHE_PLAN, CachePlan, MediaSettings
+from hss_inspect.core.settings import (
+    DEFAULT_CACHE_PLAN,
+    HUMAN_ANSWER,
+    CachePlan,
+    MediaSettings,
+)
 from hss_inspect.data.release import Release
 from hss_inspect.providers.context import budget_for
 
 ORACLE_MODEL_NAME = "hss/oracle"
+HUMAN_MODEL_NAME = "hss/human"
 
 
 @solver
@@ -72,6 +78,23 @@ def oracle_answer(labeler: bool = False) -> Solver:
         state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]
         state.output = ModelOutput.from_content(model=ORACLE_MODEL_NAME, content=reference)
         state.messages.append(ChatMessageAssistant(content=reference, model=ORACLE_MODEL_NAME))
+        return state
+
+    return solve
+
+
+@solver
+def human_answer() -> Solver:
+    """Submit a person's answer (`hss_human`: the sample's `human` record) as the answer: the
+    judge grades it as it grades a model's, and no model is called."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        require_roles(False)
+        text = str(state.metadata[HUMAN_ANSWER])
+        state.messages = [ChatMessageUser(content=prompt.question_text(state.metadata["prompt"]))]
+        state.output = ModelOutput.from_content(model=HUMAN_MODEL_NAME, content=text)
+        if text.strip():
+            state.messages.append(ChatMessageAssistant(content=text, model=HUMAN_MODEL_NAME))
         return state
 
     return solve

@@ -328,6 +328,13 @@ OPTIONS: dict[str, Option] = {
             "re-asks of the labeller when its reply names no valid cause",
         ),
         Option(
+            "answers",
+            "optional_text",
+            None,
+            "human study: a study's SQLite file (`hss-inspect human new`) or a JSONL file of "
+            "answers (`task_id`, `annotator`, `answer`, `confidence`, `seconds`, `view`)",
+        ),
+        Option(
             "kinds",
             "names",
             None,
@@ -350,6 +357,7 @@ OPTIONS: dict[str, Option] = {
 }
 
 AUDIT_ONLY = ("kinds", "sample_tasks", "perturber_retries")
+HUMAN_ONLY = ("answers",)
 # Groups of options the commands share with the tasks.
 SELECTION_OPTIONS = ("dataset", "revision", "media", "domains", "subdomains")
 FRAME_OPTIONS = ("fps", "max_frames", "frame_side", "max_images")
@@ -474,10 +482,15 @@ def options_table(names: Sequence[str]) -> str:
     return table(["option", "default", "meaning"], rows)
 
 
-TASK_OPTIONS = tuple(n for n in OPTIONS if n not in AUDIT_ONLY)
+TASK_OPTIONS = tuple(n for n in OPTIONS if n not in (*AUDIT_ONLY, *HUMAN_ONLY))
 AUDIT_OPTIONS = (*SELECTION_OPTIONS, "kinds", "sample_tasks", "judge_retries", "perturber_retries")
 # The options of each task: `hss` and its presets share theirs.
-TASKS_OPTIONS: dict[str, tuple[str, ...]] = {"hss": TASK_OPTIONS, "hss_judge_audit": AUDIT_OPTIONS}
+HUMAN_OPTIONS = ("answers", *SELECTION_OPTIONS, "judge_retries")
+TASKS_OPTIONS: dict[str, tuple[str, ...]] = {
+    "hss": TASK_OPTIONS,
+    "hss_judge_audit": AUDIT_OPTIONS,
+    "hss_human": HUMAN_OPTIONS,
+}
 
 
 def check_names(given: Iterable[str], task: str) -> None:

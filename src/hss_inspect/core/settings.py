@@ -13,6 +13,8 @@ DEFAULT_PERTURBER_RETRIES = 2
 DEFAULT_LABELER_RETRIES = 2
 
 CONDITIONS: tuple[str, ...] = ("standard", "blind", "oracle", "agentic")
+# The condition of a log of people's answers graded by the judge (`hss_human`).
+HUMAN_CONDITION = "human"
 MEDIA_CHOICES: tuple[str, ...] = ("all", "image", "video")
 NativeVideo = Literal["auto", "true", "false"]
 NATIVE_VIDEO_CHOICES: tuple[str, ...] = ("auto", "true", "false")
@@ -29,6 +31,12 @@ CACHE_PLAN_RECORD = "cache_plan"
 # Inspect's stop reason for an answer the provider's policy filter refused.
 POLICY_STOP = "content_filter"
 
+# the sample metadata key of what a person's answer records (hss_human): annotator,
+# confidence, seconds, view
+HUMAN_RECORD = "human"
+# ... and the answer itself, apart: a long one would push the record out of Inspect's sample
+# summaries, which keep only small metadata values
+HUMAN_ANSWER = "human_answer"
 # Set by the `hss-inspect` command in its process for a subcommand that runs no eval: the
 # package then registers no Inspect hook there, and Inspect prints no hook banner.
 NO_EVAL_ENV = "HSS_INSPECT_NO_EVAL"

@@ -158,11 +158,41 @@ def outcome_of(sample_score: SampleScore) -> TaskOutcome:
     )
 
 
+def by_task(scores: list[SampleScore]) -> list[TaskOutcome]:
+    """One outcome per task: a task is one sample of a model's run, but several of a human
+    study's (one per answer), whose means make the task's pass@1 (Eq. 3)."""
+    groups: dict[str, list[TaskOutcome]] = {}
+    for score in scores:
+        task_id = str((score.sample_metadata or {}).get("task_id", score.sample_id))
+        groups.setdefault(task_id, []).append(outcome_of(score))
+    return [merged(outcomes) for outcomes in groups.values()]
+
+
+def merged(outcomes: Sequence[TaskOutcome]) -> TaskOutcome:
+    """A task's outcomes as one: pass and rubric the means over its graded ones, the
+    bookkeeping rates the means over all."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    graded = [o for o in outcomes if o.pass_ is not None]
+    first = outcomes[0]
+    return TaskOutcome(
+        pass_=_mean([o.pass_ or 0.0 for o in graded]) if graded else None,
+        rubric=_mean([o.rubric or 0.0 for o in graded]) if graded else None,
+        no_answer=_mean([o.no_answer for o in outcomes]),
+        grading_failure=_mean([o.grading_failure for o in outcomes]),
+        model_error=_mean([o.model_error for o in outcomes]),
+        media_type=first.media_type,
+        domain=first.domain,
+        subdomain=first.subdomain,
+        refusal=_mean([o.refusal for o in outcomes]),
+    )
+
+
 @metric(name="hss")
 def hss_metrics() -> Metric:
     """pass@1 ± 95% bootstrap half-width, rubric, breakdowns and grading bookkeeping."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return summarize([outcome_of(s) for s in scores])
+        return summarize(by_task(scores))
 
     return compute

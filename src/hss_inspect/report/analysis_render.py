@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from hss_inspect.core.markdown import table
+from hss_inspect.report.human import HumanFigures
 from hss_inspect.report.numbers import percent, points, signed_percent, signed_points
 from hss_inspect.report.sweep import Sweep
 
@@ -105,3 +106,20 @@ def compare_markdown(result: dict[str, Any]) -> str:
         f"B: {result['b']} ({result['b_log']})\n\n{table(header, body)}\n\n"
         f"{result['unpaired_tasks']} shared task(s) left out: first attempt not graded.\n"
     )
+
+
+def human_lines(log: str, figures: HumanFigures) -> list[str]:
+    """A human study's figures: confidence, pass@1 sure and unsure, per annotator, time."""
+    unsure = "n/r" if figures.unsure_share is None else percent(figures.unsure_share)
+    seconds = "n/r" if figures.median_seconds is None else f"{figures.median_seconds:.1f}"
+    rows = [[a.annotator, str(a.answers), percent(a.pass_at_1)] for a in figures.annotators]
+    return [
+        f"## Human study ({log})",
+        "",
+        f"- answers: {figures.answers}; unsure: {unsure} of those that said",
+        f"- pass@1 where sure: {percent(figures.pass_sure)}; where unsure: "
+        f"{percent(figures.pass_unsure)}",
+        f"- median seconds from a task shown to its answer: {seconds}",
+        "",
+        table(["annotator", "answers", "pass@1 (%)"], rows),
+    ]

@@ -22,7 +22,7 @@ from inspect_ai.log import (
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
-from hss_inspect.core.settings import CACHE_PLAN_RECORD
+from hss_inspect.core.settings import CACHE_PLAN_RECORD, HUMAN_RECORD
 
 LOG_SUFFIXES = (".eval", ".json")
 # Parts of a sample the report never needs; skipping them keeps images out of memory.
@@ -118,6 +118,8 @@ def summary_lacks_details(summary: EvalSampleSummary) -> bool:
     if not isinstance(metadata.get("agent", {}), dict):
         return True
     if not isinstance(metadata.get(CACHE_PLAN_RECORD, {}), dict | None):
+        return True
+    if not isinstance(metadata.get(HUMAN_RECORD, {}), dict):
         return True
     for score in (summary.scores or {}).values():
         meta = score.metadata or {}

@@ -19,6 +19,7 @@ from typing import Any
 from inspect_ai.log import EvalLog
 from inspect_ai.scorer import Score
 
+from hss_inspect.core.settings import HUMAN_RECORD
 from hss_inspect.core.values import finite_number, is_nan
 from hss_inspect.report.log_header import LogInfo, is_rubric_score, log_info
 from hss_inspect.report.logs import (
@@ -77,6 +78,10 @@ class AttemptRecord:
     # they were thinned or shrunk to fit its context window (`frames_received` in metadata).
     frames_received: int | None = None
     frames_fitted: bool = False
+    # A person's answer (hss_human): who wrote it, how sure they were, the seconds it took.
+    annotator: str | None = None
+    confidence: str | None = None
+    seconds: float | None = None
 
     @property
     def graded(self) -> bool:
@@ -179,7 +184,21 @@ def _record(
         frames_fitted=bool(
             _frames(meta).get("thinned_to_fit") or _frames(meta).get("shrunk_to_fit")
         ),
+        **human_fields(meta),
     )
+
+
+def human_fields(meta: dict[str, Any]) -> dict[str, Any]:
+    """What a person's answer records (annotator, confidence, seconds), else nothing."""
+    record = meta.get(HUMAN_RECORD)
+    if not isinstance(record, dict):
+        return {}
+    seconds = record.get("seconds")
+    return {
+        "annotator": str(record.get("annotator")),
+        "confidence": record.get("confidence"),
+        "seconds": None if seconds is None else float(seconds),
+    }
 
 
 def _frames(meta: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hss_inspect.core.markdown import html_table, table
+from hss_inspect.core.settings import HUMAN_CONDITION
+from hss_inspect.report.analysis_render import human_lines
 from hss_inspect.report.bill_render import bill_html, bill_lines
+from hss_inspect.report.human import STUDY_LABEL, HumanFigures
 from hss_inspect.report.log_header import run_label
 from hss_inspect.report.numbers import NOT_REPORTED, percent, points
 from hss_inspect.report.paper import PublishedRow
@@ -47,15 +50,19 @@ class DisplayRow:
     values: dict[str, float | None]  # percent; tokens as counts
 
 
+KIND_OF_CONDITION = {"standard": "model", HUMAN_CONDITION: "human"}
+ROW_ORDER = ("human", "model", "control")
+
+
 def display_rows(
     rows: Sequence[dict[str, Any]], paper: Sequence[PublishedRow] = ()
 ) -> list[DisplayRow]:
     shown = [
         DisplayRow(
-            label=_label(row),
+            label=STUDY_LABEL if row["condition"] == HUMAN_CONDITION else _label(row),
             judge=str(row["judge"]),
             source="log",
-            kind="model" if row["condition"] == "standard" else "control",
+            kind=KIND_OF_CONDITION.get(row["condition"], "control"),
             values={
                 **{c: _percent(row.get(c)) for c in RATE_COLUMNS},
                 "ci95": _percent(row.get("ci95")),
@@ -65,8 +72,9 @@ def display_rows(
         )
         for row in rows
     ]
-    # Models best first, then the controls (blind, oracle), as in the paper's Table 1.
-    shown.sort(key=lambda r: (r.kind != "model", -(r.values["pass_at_1"] or 0.0)))
+    # A human study on top, then the models best first, then the controls (blind, oracle),
+    # as in the paper's Table 1.
+    shown.sort(key=lambda r: (ROW_ORDER.index(r.kind), -(r.values["pass_at_1"] or 0.0)))
     shown += [DisplayRow(p.label, "paper", "paper", p.kind, p.values) for p in paper]
     return shown
 
@@ -137,6 +145,7 @@ def markdown_report(
     subdomains: Sequence[dict[str, Any]],
     difficulty: Difficulty,
     cost: dict[str, Any] | None = None,
+    studies: Sequence[tuple[str, HumanFigures]] = (),
 ) -> str:
     parts = [
         "## Leaderboard (pass@1, %)",
@@ -155,6 +164,7 @@ def markdown_report(
         "",
         *difficulty_lines(difficulty),
         *(["", *bill_lines(cost)] if cost is not None else []),
+        *(line for study in studies for line in ["", *human_lines(*study)]),
     ]
     return "\n".join(parts) + "\n"
 

@@ -1,0 +1,79 @@
+"""People's answers to HSS tasks, as the study exports them and as `hss_human` grades them:
+one JSON object a line (`task_id`, `annotator`, `answer`, `confidence`, `seconds`, `view`,
+`submitted_at`), from a study's SQLite file or from any annotation platform."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.core.errors import InputError
+
+CONFIDENCES = ("sure", "unsure")
+VIEWS = ("media", "frames")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class HumanAnswer:
+    """One person's answer to one task: what they wrote, how sure they were, the seconds
+    from the task shown to the answer submitted, and what they were shown (`media`: the
+    image or the clip; `frames`: the frames and times a model is sent)."""
+
+    task_id: str
+    annotator: str
+    answer: str
+    confidence: str | None
+    seconds: float | None
+    view: str
+    submitted_at: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_study(path: Path) -> bool:
+    """Whether `path` is a study's SQLite file (rather than a JSONL file of answers)."""
+    with path.open("rb") as handle:
+        return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def jsonl_answers(path: Path) -> list[HumanAnswer]:
+    """The answers of a JSONL file, one object a line."""
+    with path.open(encoding="utf-8") as handle:
+        return [jsonl_answer(line, path, n) for n, line in enumerate(handle, 1) if line.strip()]
+
+
+def jsonl_answer(line: str, path: Path, number: int) -> HumanAnswer:
+    where = f"-T answers={path}, line {number}"
+    try:
+        found = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not JSON ({exc.msg})") from None
+    if not isinstance(found, dict) or not {"task_id", "annotator", "answer"} <= found.keys():
+        raise InputError(f"{where}: give at least task_id, annotator and answer")
+    confidence = found.get("confidence")
+    if confidence is not None and confidence not in CONFIDENCES:
+        raise InputError(
+            f"{where}: confidence {confidence!r}: use sure or unsure (or leave it out)"
+        )
+    seconds = found.get("seconds")
+    return HumanAnswer(
+        task_id=str(found["task_id"]),
+        annotator=str(found["annotator"]),
+        answer=str(found["answer"] or ""),
+        confidence=confidence,
+        seconds=None if seconds is None else float(seconds),
+        view=str(found.get("view") or "media"),
+        submitted_at=found.get("submitted_at"),
+    )
+
+
+def write_jsonl(answers: Iterable[HumanAnswer], out: Path) -> int:
+    """Write the answers one a line; how many."""
+    lines = [json.dumps(a.as_dict(), ensure_ascii=False) + "\n" for a in answers]
+    out.write_text("".join(lines), encoding="utf-8")
+    return len(lines)

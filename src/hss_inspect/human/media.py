@@ -1,0 +1,103 @@
+"""The media a study shows: an image as it is; a clip without its audio track (the benchmark
+is the visual channel only: the track is removed from what is served, not muted), kept in
+the media cache; or, in the frames view, the frames and time labels a model is sent at the
+study's settings, from the same cache and code as a run's."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+
+from hss_inspect.conditions.prompt import frame_label
+from hss_inspect.conditions.turn import frames_note
+from hss_inspect.core.settings import FrameSettings
+from hss_inspect.media import service
+from hss_inspect.media.cache_folder import cache_root
+from hss_inspect.media.video import SampledVideo
+
+# Frames kept in the server's memory between requests (each frame is its own request).
+FRAMES_KEPT_BYTES = 512_000_000
+
+
+@dataclass(frozen=True)
+class ShownFrames:
+    """The frames of one clip as a model receives them: the note before them, the JPEGs
+    and each one's label."""
+
+    note: str
+    jpegs: tuple[bytes, ...]
+    labels: tuple[str, ...]
+
+
+async def silent_clip(path: Path) -> Path:
+    """The clip without its audio track, made once and kept in the media cache."""
+    digest = await service.media_sha256(path)
+    target = cache_root() / "human" / f"{digest}.mp4"
+    if not target.is_file():
+        await _in_thread(lambda: remux_without_audio(path, target))
+    return target
+
+
+async def _in_thread(work: object) -> None:
+    import anyio
+
+    await anyio.to_thread.run_sync(work)  # type: ignore[arg-type]
+
+
+def remux_without_audio(source: Path, target: Path) -> None:
+    """Copy the video stream's packets, and nothing else, into a new file (no re-encoding),
+    with its index at the start so that a browser plays it before it has all of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(prefix=".partial-", suffix=target.suffix, dir=target.parent)
+    os.close(handle)
+    try:
+        with (
+            av.open(str(source)) as inp,
+            av.open(staging, "w", format="mp4", options={"movflags": "faststart"}) as out,
+        ):
+            video = inp.streams.video[0]
+            copy = out.add_stream_from_template(video)
+            for packet in inp.demux(video):
+                if packet.dts is None:
+                    continue  # the demuxer's flush packet
+                packet.stream = copy
+                out.mux(packet)
+        os.replace(staging, target)
+    finally:
+        if os.path.exists(staging):
+            os.unlink(staging)
+
+
+class FrameStore:
+    """The frames shown by the frames view, kept in memory up to a bound, so a page's many
+    frame requests read the cache entry once."""
+
+    def __init__(self, settings: FrameSettings, byte_budget: int) -> None:
+        self.settings, self.byte_budget = settings, byte_budget
+        self.kept: OrderedDict[str, ShownFrames] = OrderedDict()
+
+    async def frames(self, path: Path) -> ShownFrames:
+        key = str(path)
+        if key in self.kept:
+            self.kept.move_to_end(key)
+            return self.kept[key]
+        video = await service.video_frames(path, self.settings, self.byte_budget, None)
+        shown = shown_frames(video)
+        self.kept[key] = shown
+        while len(self.kept) > 1 and self._bytes() > FRAMES_KEPT_BYTES:
+            self.kept.popitem(last=False)
+        return shown
+
+    def _bytes(self) -> int:
+        return sum(len(j) for shown in self.kept.values() for j in shown.jpegs)
+
+
+def shown_frames(video: SampledVideo) -> ShownFrames:
+    return ShownFrames(
+        frames_note(video), video.jpegs, tuple(frame_label(t) for t in video.timestamps)
+    )

@@ -1,0 +1,244 @@
+"""A human study in one SQLite file: its settings, the tasks as annotators see them (the
+question and the media's place, never the reference answer or the rubric), the
+annotators with their private tokens, who answers what in which order, and the answers.
+
+Every write is one transaction, committed (WAL, synchronous FULL) before the server
+answers, so a server killed at any moment keeps every answer it acknowledged; an answer
+is keyed by annotator and task, so a second submit of the same task stores nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import statistics
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.core.errors import InputError
+from hss_inspect.human.answers import HumanAnswer, is_study, jsonl_answers
+
+SCHEMA = """
+CREATE TABLE study (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE tasks (
+    task_id TEXT PRIMARY KEY, media_type TEXT NOT NULL, domain TEXT NOT NULL,
+    subdomain TEXT NOT NULL, media_path TEXT NOT NULL, prompt TEXT NOT NULL
+);
+CREATE TABLE annotators (name TEXT PRIMARY KEY, token TEXT UNIQUE NOT NULL);
+CREATE TABLE assignments (
+    annotator TEXT NOT NULL REFERENCES annotators(name),
+    task_id TEXT NOT NULL REFERENCES tasks(task_id),
+    position INTEGER NOT NULL, shown_at REAL,
+    PRIMARY KEY (annotator, task_id)
+);
+CREATE TABLE answers (
+    annotator TEXT NOT NULL, task_id TEXT NOT NULL, answer TEXT NOT NULL,
+    confidence TEXT NOT NULL, seconds REAL, view TEXT NOT NULL, submitted_at TEXT NOT NULL,
+    PRIMARY KEY (annotator, task_id),
+    FOREIGN KEY (annotator, task_id) REFERENCES assignments(annotator, task_id)
+);
+"""
+# 24 random bytes: a 192-bit secret in each link (URL-safe base64, 32 characters).
+TOKEN_BYTES = 24
+
+
+@dataclass(frozen=True)
+class StudyTask:
+    """A task as the study shows it."""
+
+    task_id: str
+    media_type: str
+    domain: str
+    subdomain: str
+    media_path: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    annotator: str
+    answered: int
+    assigned: int
+    median_seconds: float | None
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def create_study(
+    path: Path,
+    settings: Mapping[str, Any],
+    tasks: Sequence[StudyTask],
+    given: Mapping[str, Sequence[str]],
+) -> dict[str, str]:
+    """Write a new study; each annotator's token."""
+    if path.exists():
+        raise InputError(f"{path} exists: a study is made once; give a new file")
+    tokens = {name: new_token() for name in given}
+    schema = sqlite3.connect(path)
+    try:
+        schema.executescript(SCHEMA)  # commits on its own, before the rows go in
+    finally:
+        schema.close()
+    with connect(path) as db:
+        db.executemany(
+            "INSERT INTO study VALUES (?, ?)", [(k, json.dumps(v)) for k, v in settings.items()]
+        )
+        db.executemany(
+            "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (t.task_id, t.media_type, t.domain, t.subdomain, t.media_path, t.prompt)
+                for t in tasks
+            ],
+        )
+        db.executemany("INSERT INTO annotators VALUES (?, ?)", list(tokens.items()))
+        db.executemany(
+            "INSERT INTO assignments VALUES (?, ?, ?, NULL)",
+            [(name, task, n) for name, ids in given.items() for n, task in enumerate(ids)],
+        )
+    return tokens
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection in one transaction, committed on leaving (rolled back on an error)."""
+    check_study(path)
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("BEGIN IMMEDIATE")
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    finally:
+        db.close()
+
+
+def check_study(path: Path) -> None:
+    if not path.is_file() or not is_study(path):
+        raise InputError(f"{path}: not a study; make one with `hss-inspect human new {path}`")
+
+
+def settings_of(path: Path) -> dict[str, Any]:
+    with connect(path) as db:
+        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM study")}
+
+
+def tokens_of(path: Path) -> dict[str, str]:
+    with connect(path) as db:
+        return dict(db.execute("SELECT name, token FROM annotators ORDER BY name"))
+
+
+def annotator_of(path: Path, token: str) -> str | None:
+    """The annotator a token belongs to (None: no such token)."""
+    with connect(path) as db:
+        for name, known in db.execute("SELECT name, token FROM annotators"):
+            if secrets.compare_digest(known, token):
+                return str(name)
+    return None
+
+
+def next_task(path: Path, annotator: str) -> tuple[StudyTask | None, int, int]:
+    """The annotator's first unanswered task (marked shown now, if it was not yet), and how
+    many of their tasks are answered and assigned."""
+    with connect(path) as db:
+        assigned, answered = db.execute(
+            "SELECT COUNT(*), COUNT(a.task_id) FROM assignments s LEFT JOIN answers a "
+            "USING (annotator, task_id) WHERE s.annotator = ?",
+            (annotator,),
+        ).fetchone()
+        row = db.execute(
+            "SELECT t.* FROM assignments s JOIN tasks t USING (task_id) WHERE s.annotator = ? "
+            "AND NOT EXISTS (SELECT 1 FROM answers a WHERE a.annotator = s.annotator "
+            "AND a.task_id = s.task_id) ORDER BY s.position LIMIT 1",
+            (annotator,),
+        ).fetchone()
+        if row is None:
+            return None, answered, assigned
+        db.execute(
+            "UPDATE assignments SET shown_at = ? WHERE annotator = ? AND task_id = ? "
+            "AND shown_at IS NULL",
+            (time.time(), annotator, row[0]),
+        )
+        return StudyTask(*row), answered, assigned
+
+
+def assigned_task(path: Path, annotator: str, task_id: str) -> StudyTask | None:
+    """The task, when it is one of the annotator's (None otherwise: nothing is shown)."""
+    with connect(path) as db:
+        row = db.execute(
+            "SELECT t.* FROM assignments s JOIN tasks t USING (task_id) "
+            "WHERE s.annotator = ? AND s.task_id = ?",
+            (annotator, task_id),
+        ).fetchone()
+    return None if row is None else StudyTask(*row)
+
+
+def submit(
+    path: Path, annotator: str, task_id: str, answer: str, confidence: str, view: str
+) -> bool:
+    """Store the answer, committed before returning; False when there is nothing to store
+    (not the annotator's task, or answered already: the first answer is final)."""
+    with connect(path) as db:
+        shown = db.execute(
+            "SELECT shown_at FROM assignments WHERE annotator = ? AND task_id = ?",
+            (annotator, task_id),
+        ).fetchone()
+        if shown is None:
+            return False
+        now = time.time()
+        seconds = None if shown[0] is None else round(now - shown[0], 3)
+        stored = db.execute(
+            "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (annotator, task_id, answer, confidence, seconds, view, _iso(now)),
+        )
+        return stored.rowcount == 1
+
+
+def read_answers(path: Path) -> list[HumanAnswer]:
+    """The answers of a study's SQLite file or of a JSONL file (another platform's)."""
+    if not path.is_file():
+        raise InputError(f"-T answers={path}: no such file; give a study (.sqlite) or a JSONL")
+    return answers_of(path) if is_study(path) else jsonl_answers(path)
+
+
+def answers_of(path: Path) -> list[HumanAnswer]:
+    with connect(path) as db:
+        rows = db.execute(
+            "SELECT task_id, annotator, answer, confidence, seconds, view, submitted_at "
+            "FROM answers ORDER BY task_id, annotator"
+        ).fetchall()
+    return [HumanAnswer(*row) for row in rows]
+
+
+def progress_of(path: Path) -> list[Progress]:
+    """Answered and assigned tasks per annotator, with their median seconds per task."""
+    with connect(path) as db:
+        counts = db.execute(
+            "SELECT s.annotator, COUNT(a.task_id), COUNT(*) FROM assignments s LEFT JOIN "
+            "answers a USING (annotator, task_id) GROUP BY s.annotator ORDER BY s.annotator"
+        ).fetchall()
+        seconds: dict[str, list[float]] = {}
+        for name, value in db.execute("SELECT annotator, seconds FROM answers"):
+            if value is not None:
+                seconds.setdefault(name, []).append(float(value))
+    return [
+        Progress(n, done, total, statistics.median(seconds[n]) if seconds.get(n) else None)
+        for n, done, total in counts
+    ]
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, tz=timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,80 @@
+"""A new study: the selected tasks dealt to the annotators (`assign`), written to its
+SQLite file (`store`), and the media they will be shown prepared ahead (the frames view's
+frames in the media cache, each clip without its audio track), so that each shows at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.core.options import option_values
+from hss_inspect.core.settings import MediaSettings
+from hss_inspect.data.release import Release
+from hss_inspect.data.rows import TaskRow
+from hss_inspect.human.assign import Assignable, assign
+from hss_inspect.human.media import silent_clip
+from hss_inspect.human.store import StudyTask, create_study
+from hss_inspect.media.prepare import jobs_for, prepare_all
+
+# Where `hss-inspect human serve` listens unless told otherwise.
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
+
+
+def new_study(
+    path: Path,
+    release: Release,
+    rows: Sequence[TaskRow],
+    annotators: Sequence[str],
+    per_task: int,
+    seed: int,
+    view: str,
+    media: MediaSettings,
+    selection: dict[str, Any],
+) -> dict[str, str]:
+    """Write the study; each annotator's token."""
+    given = assign(
+        [Assignable(r.task_id, r.media_type, r.domain) for r in rows], annotators, per_task, seed
+    )
+    settings = {
+        "dataset": release.dataset,
+        "revision": release.revision,
+        "view": view,
+        "media": option_values(media),
+        "selection": selection,
+        "seed": seed,
+        "answers_per_task": per_task,
+        "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
+    }
+    tasks = [
+        StudyTask(r.task_id, r.media_type, r.domain, r.subdomain, r.media_path, r.prompt)
+        for r in rows
+    ]
+    return create_study(path, settings, tasks, given)
+
+
+def prepare_study_media(
+    release: Release, rows: Sequence[TaskRow], view: str, media: MediaSettings, jobs: int
+) -> str:
+    """Fill the cache with what the study shows, so each task shows at once: in the frames
+    view each clip's frames at the study's settings; else each clip without its audio track
+    (every file is fetched either way). One line saying what was done."""
+    if view == "frames":
+        summary = prepare_all(release.media_file, jobs_for(rows, [media]), jobs)
+        return "; ".join(summary.lines())
+
+    async def fetch_and_silence() -> int:
+        for row in rows:
+            path = release.media_file(row.media_path, row.task_id)
+            if row.media_type == "video":
+                await silent_clip(path)
+        return sum(row.media_type == "video" for row in rows)
+
+    clips = asyncio.run(fetch_and_silence())
+    return f"fetched {len(rows)} media file(s); {clips} clip(s) kept without their audio track"
+
+
+def link(token: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:
+    return f"http://{host}:{port}/a/{token}"
