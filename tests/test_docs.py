@@ -104,7 +104,13 @@ def flags_of(command: str) -> set[str]:
     """The flags `hss-inspect COMMAND --help` lists (older hidden spellings are not)."""
     parser = argparse.ArgumentParser(prog=f"hss-inspect {command}")
     COMMANDS[command].function(COMMANDS[command].add_arguments)(parser)
-    return set(re.findall(r"--[a-z][\w-]*", parser.format_help()))
+    helps = [parser.format_help()] + [  # and each action's (`human new`)
+        own.format_help()
+        for a in parser._actions
+        if isinstance(a, argparse._SubParsersAction)
+        for own in a.choices.values()
+    ]
+    return set(re.findall(r"--[a-z][\w-]*", "".join(helps)))
 
 
 def command_lines(page: Path) -> list[list[str]]:

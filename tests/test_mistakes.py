@@ -6,6 +6,7 @@ is checked the moment it is declared."""
 
 from __future__ import annotations
 
+import argparse
 import inspect as pyinspect
 import os
 import re
@@ -272,7 +273,9 @@ def task_functions() -> list[object]:
 def test_every_task_refuses_each_misspelt_option_naming_the_right_one(function: object) -> None:
     parameters = pyinspect.signature(function).parameters  # type: ignore[arg-type]
     assert any(p.kind is p.VAR_KEYWORD for p in parameters.values()), "takes every name"
-    task_name = "hss_judge_audit" if function is tasks.hss_judge_audit else "hss"
+    task_name = {tasks.hss_judge_audit: "hss_judge_audit", tasks.hss_human: "hss_human"}.get(
+        function, "hss"
+    )
     for option in TASKS_OPTIONS[task_name]:
         wrong = misspelt(option)
         with pytest.raises(SetupError) as refused:
@@ -281,22 +284,32 @@ def test_every_task_refuses_each_misspelt_option_naming_the_right_one(function: 
         assert f"did you mean -T {option}?" in str(refused.value), option
 
 
+def parsers_of(command: str) -> list[tuple[list[str], argparse.ArgumentParser]]:
+    """The command's parser, or each of its actions' (`human new`), with the words that
+    reach it."""
+    parser = command_parser(command)
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not actions:
+        return [([command], parser)]
+    return [([command, name], own) for name, own in actions[0].choices.items()]
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_flag_of_every_command_is_named_when_misspelt(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    parser = command_parser(command)
-    flags = [name for a in parser._actions for name in a.option_strings if name.startswith("--")]
-    for flag in flags:
-        wrong = "--" + misspelt(flag.removeprefix("--"))
-        if wrong == flag:
-            continue
-        with pytest.raises(SystemExit) as exited:
-            main([command, wrong, "x"])
-        assert exited.value.code == 2
-        said = capsys.readouterr().err
-        assert f"{wrong} is not a flag of hss-inspect {command}" in said, said
-        assert f"did you mean {flag}?" in said, said
+    for words, parser in parsers_of(command):
+        flags = [n for a in parser._actions for n in a.option_strings if n.startswith("--")]
+        for flag in flags:
+            wrong = "--" + misspelt(flag.removeprefix("--"))
+            if wrong == flag:
+                continue
+            with pytest.raises(SystemExit) as exited:
+                main([*words, wrong, "x"])
+            assert exited.value.code == 2
+            said = capsys.readouterr().err
+            assert f"{wrong} is not a flag of hss-inspect {' '.join(words)}" in said, said
+            assert f"did you mean {flag}?" in said, said
 
 
 def test_the_prepare_the_estimate_suggests_runs_as_printed_on_the_same_data(

@@ -41,9 +41,10 @@ the test command):
     scripted | hooks | versioning
                     the offline stand-in model for every role | the Inspect hooks (log
                     size, run pace) | the version fingerprints of what changes results
-    audit | estimate
+    audit | estimate | human
                     the judge audit: known answers graded by the production judge | a
-                    run's requests and bill, before anything is sent
+                    run's requests and bill, before anything is sent | a human study:
+                    tasks dealt to annotators, their pages, answers to grade
     report          Inspect logs -> per-attempt records -> pure arithmetic -> renderers
     conditions | grading
                     what the model is sent and how its answer is taken | the rubric

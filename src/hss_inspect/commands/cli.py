@@ -95,13 +95,27 @@ class Parser(argparse.ArgumentParser):
         first (argparse would otherwise complain of a required one it hides). A command
         with actions of its own (`human new`) takes its flags after the action."""
         if self._subparsers is not None:
-            return self.parse_args(words)
+            return self.parse_action(words)
         flags = [name for action in self._actions for name in action.option_strings]
         for word in words:
             flag = word.split("=", 1)[0]
             if flag.startswith("-") and not _NUMBER.match(flag) and not _known(flag, flags):
                 self.error(f"unrecognized arguments: {flag}")
         return self.parse_intermixed_args(words)
+
+    def parse_action(self, words: list[str]) -> argparse.Namespace:
+        """A command with actions (`human new`): the action's own parser takes the rest."""
+        # argparse keeps the actions only on this private-looking but stable attribute
+        (actions,) = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        name = next((word for word in words if word in actions.choices), None)
+        if name is None:
+            return self.parse_args(words)  # the one line naming the closest action
+        rest = [word for n, word in enumerate(words) if n != words.index(name)]
+        own = actions.choices[name]
+        assert isinstance(own, Parser)  # add_subparsers makes its parsers of this class
+        parsed = own.parse_any_order(rest)
+        setattr(parsed, actions.dest, name)
+        return parsed
 
     def explained(self, message: str) -> str:
         from hss_inspect.core.names import aside, unknown_text

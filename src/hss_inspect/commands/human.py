@@ -10,9 +10,8 @@ from pathlib import Path
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags, media_settings
+from hss_inspect.human.answers import VIEWS
 from hss_inspect.human.study import DEFAULT_HOST, DEFAULT_PORT
-
-VIEWS = ("media", "frames")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -43,8 +43,21 @@ def is_study(path: Path) -> bool:
 
 def jsonl_answers(path: Path) -> list[HumanAnswer]:
     """The answers of a JSONL file, one object a line."""
+    answers: list[HumanAnswer] = []
+    seen: dict[tuple[str, str], int] = {}
     with path.open(encoding="utf-8") as handle:
-        return [jsonl_answer(line, path, n) for n, line in enumerate(handle, 1) if line.strip()]
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            answer = jsonl_answer(line, path, number)
+            first = seen.setdefault((answer.task_id, answer.annotator), number)
+            if first != number:
+                raise InputError(
+                    f"-T answers={path}, line {number}: {answer.annotator} answered "
+                    f"{answer.task_id} on line {first} too; keep one answer a person and task"
+                )
+            answers.append(answer)
+    return answers
 
 
 def jsonl_answer(line: str, path: Path, number: int) -> HumanAnswer:

@@ -1,10 +1,13 @@
 """Which annotator answers which task: balanced and seeded, as pure functions.
 
-Each task goes to `per_task` different annotators. Tasks are dealt in an order that
-interleaves their kinds (media type and domain), each to the annotators who have the
-fewest tasks so far and then the fewest of that kind, so that every annotator's share
-differs from another's by at most one task overall and stays close to one in each kind;
-ties are broken by a seeded order, so the same seed gives the same study.
+The tasks are laid out by kind (media type, then domain; shuffled within each kind) and
+dealt round the annotators in turn, `per_task` consecutive annotators a task. Dealt in
+turn, any run of the layout spreads over the annotators within one task of even, so
+every annotator's share differs from another's by at most one task overall, in each
+media type and in each (media type, domain) kind, and by at most two in each domain
+(a domain is two runs, one per media type). The seed orders the annotators and each
+kind's tasks, and then each annotator's tasks as they are shown: the same seed gives the
+same study.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from hss_inspect.core.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -33,42 +38,33 @@ def assign(
 ) -> dict[str, list[str]]:
     """Each annotator's tasks, in the order they are shown (shuffled per annotator)."""
     if not 1 <= per_task <= len(annotators):
-        raise ValueError(
+        raise InputError(
             f"--answers-per-task {per_task}: give 1 to {len(annotators)} (the annotators); "
             "an annotator never answers a task twice"
         )
     rng = random.Random(seed)
-    load: dict[str, int] = dict.fromkeys(annotators, 0)
-    by_kind: dict[tuple[str, str], dict[str, int]] = defaultdict(
-        lambda: dict.fromkeys(annotators, 0)
-    )
-    tiebreak = {name: rng.random() for name in annotators}
+    circle = list(annotators)
+    rng.shuffle(circle)
     given: dict[str, list[str]] = {name: [] for name in annotators}
-    for task in dealing_order(tasks, rng):
-        kind = by_kind[task.kind]
-        chosen = sorted(annotators, key=lambda a: (load[a], kind[a], tiebreak[a]))[:per_task]
-        for name in chosen:
-            load[name] += 1
-            kind[name] += 1
-            given[name].append(task.task_id)
-        # the next task breaks ties among the same annotators in another order
-        tiebreak = {name: rng.random() for name in annotators}
+    turn = 0
+    for task in layout(tasks, rng):
+        # per_task <= len(circle), so the consecutive annotators are distinct
+        for offset in range(per_task):
+            given[circle[(turn + offset) % len(circle)]].append(task.task_id)
+        turn += per_task
     for name in annotators:
         rng.shuffle(given[name])
     return given
 
 
-def dealing_order(tasks: Sequence[Assignable], rng: random.Random) -> list[Assignable]:
-    """The tasks shuffled within each kind, then taken a kind at a time in turn."""
+def layout(tasks: Sequence[Assignable], rng: random.Random) -> list[Assignable]:
+    """The tasks by kind (media type, then domain), shuffled within each kind."""
     kinds: dict[tuple[str, str], list[Assignable]] = defaultdict(list)
     for task in tasks:
         kinds[task.kind].append(task)
-    queues = [kinds[k] for k in sorted(kinds)]
-    for queue in queues:
-        rng.shuffle(queue)
-    order: list[Assignable] = []
-    while any(queues):
-        for queue in queues:
-            if queue:
-                order.append(queue.pop())
-    return order
+    laid: list[Assignable] = []
+    for kind in sorted(kinds):
+        run = kinds[kind]
+        rng.shuffle(run)
+        laid.extend(run)
+    return laid

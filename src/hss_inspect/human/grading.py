@@ -32,8 +32,8 @@ def human_dataset(
             listed = f"{release.description} has {len(known)}"
             what = f"a task of the dataset (an answer in {source})"
             raise InputError(unknown_text(answer.task_id, what, known, listed))
-    chosen = [row for row in rows if any(a.task_id == row.task_id for a in answers)]
-    by_task = {row.task_id: row for row in chosen}
+    answered = {answer.task_id for answer in answers}
+    by_task = {row.task_id: row for row in rows if row.task_id in answered}
     samples = [human_sample(by_task[a.task_id], a) for a in answers if a.task_id in by_task]
     unanswered = [row.task_id for row in rows if row.task_id not in by_task]
     if unanswered:

@@ -13,6 +13,7 @@ records, arithmetic, renderers).
 - `agreement`: judges on the same answers (Sec. 3.4, App. I).
 - `compare`: two runs paired on their shared tasks.
 - `failures`: the failure causes of first attempts, and agentic against single-call.
+- `human`: a human study's figures: confidence, per annotator, seconds (Sec. 3.1).
 - `bill`: what each run cost, in dollars, from its parties' tokens and the prices.
 - `paper`: the paper's published Table 1 rows.
 - `numbers`: how the reports print numbers (percent, signed, n/r, dollars).

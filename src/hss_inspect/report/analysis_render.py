@@ -116,7 +116,7 @@ def human_lines(log: str, figures: HumanFigures) -> list[str]:
     return [
         f"## Human study ({log})",
         "",
-        f"- answers: {figures.answers}; unsure: {unsure} of those that said",
+        f"- answers: {figures.answers}; unsure: {unsure} of the answers that say how sure",
         f"- pass@1 where sure: {percent(figures.pass_sure)}; where unsure: "
         f"{percent(figures.pass_unsure)}",
         f"- median seconds from a task shown to its answer: {seconds}",

@@ -73,10 +73,16 @@ def display_rows(
         for row in rows
     ]
     # A human study on top, then the models best first, then the controls (blind, oracle),
-    # as in the paper's Table 1.
+    # as in the paper's Table 1; the paper's human row beside the study's.
     shown.sort(key=lambda r: (ROW_ORDER.index(r.kind), -(r.values["pass_at_1"] or 0.0)))
-    shown += [DisplayRow(p.label, "paper", "paper", p.kind, p.values) for p in paper]
-    return shown
+    published = [DisplayRow(p.label, "paper", "paper", p.kind, p.values) for p in paper]
+    people = sum(r.kind == "human" for r in shown)
+    return [
+        *shown[:people],
+        *(r for r in published if r.kind == "human"),
+        *shown[people:],
+        *(r for r in published if r.kind != "human"),
+    ]
 
 
 def _label(row: dict[str, Any]) -> str:
