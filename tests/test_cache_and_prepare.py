@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from hss_inspect.commands.cli import main as cli_main
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media import cache_folder, facts, frame_cache, service
 from hss_inspect.media.video import SampledVideo, sample_video
+from hss_inspect.media.workers import Stopped, completed, stopping_on_signals
 from tests.support.fixture_repo import FixtureTask, build_repo, write_video
 
 HERE = Path(__file__).parent
@@ -168,6 +172,148 @@ def test_killed_prepare_resumes_to_identical_bytes(tmp_path: Path) -> None:
         assert "prepared 5 clip(s)" in done.stdout and "0 failure(s)" in done.stdout
     assert _entries(interrupted) == _entries(clean)
     assert len(list((clean / "frames").glob("*/frames.json"))) == 10
+
+
+# How each signal reaches `hss-inspect prepare`: SIGKILL to the command alone, as the OOM
+# killer or a scheduler sends it; SIGTERM as `kill` sends it, and to the process group as
+# `timeout` and many schedulers do; SIGINT to the process group, as a terminal's Ctrl-C.
+STOPS = {
+    "SIGKILL": (signal.SIGKILL, False),
+    "SIGTERM": (signal.SIGTERM, False),
+    "SIGTERM to the group": (signal.SIGTERM, True),
+    "SIGINT (Ctrl-C)": (signal.SIGINT, True),
+}
+STOPPED_CLIPS = 6
+
+
+def _prepare_command(release: Path) -> list[str]:
+    # 30 frames a second keep each worker busy about a second per clip on 2 cores
+    return [CLI, "prepare", "--dataset", str(release), "--fps", "30", "--max-frames", "500"]
+
+
+@pytest.fixture(scope="module")
+def stopped_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    """A release of clips, and what an uninterrupted prepare of it stores."""
+    root = tmp_path_factory.mktemp("stopped")
+    release = _release_with_clips(root / "release", STOPPED_CLIPS)
+    clean = root / "clean"
+    done = subprocess.run(
+        [*_prepare_command(release), "--jobs", "1"],
+        env={**os.environ, "HSS_INSPECT_CACHE": str(clean)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return release, _entries(clean)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat from its state on (the name before it may hold spaces)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Each process below `pid` (workers, a forkserver and its children), with its start
+    time, which tells it from a later process given the same pid."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        stat = _stat(int(entry.name)) if entry.name.isdigit() else None
+        if stat is not None:
+            parents[int(entry.name)] = (int(stat[1]), stat[19])
+    found: dict[int, str] = {}
+    level = {pid}
+    while level:
+        level = {child for child, (parent, _) in parents.items() if parent in level}
+        found.update({child: parents[child][1] for child in level})
+    return found
+
+
+def _running(pid: int, started: str) -> bool:
+    stat = _stat(pid)  # a zombie has ended; only its parent, maybe init, can reap it
+    return stat is not None and stat[19] == started and stat[0] != "Z"
+
+
+def _busy_workers(process: subprocess.Popen[bytes], cache: Path) -> dict[int, str]:
+    """The command's workers, once they have stored a first clip and are on the next."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert time.monotonic() < deadline and process.poll() is None, "prepare ended early"
+        if list((cache / "frames").glob("*/frames.json")):
+            workers = _descendants(process.pid)
+            if workers:
+                return workers
+        time.sleep(0.02)
+
+
+def _wait_until_ended(workers: dict[int, str], seconds: float) -> list[int]:
+    """The workers still running after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        running = [pid for pid, started in workers.items() if _running(pid, started)]
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
+
+
+@pytest.mark.slow  # runs the hss-inspect command twice over six clips per signal
+@pytest.mark.skipif(sys.platform != "linux", reason="finds the workers in /proc")
+@pytest.mark.parametrize("stop", list(STOPS))
+def test_prepare_stopped_by_a_signal_leaves_no_worker_and_a_rerun_completes(
+    stop: str, stopped_release: tuple[Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    release, clean = stopped_release
+    number, to_group = STOPS[stop]
+    command = [*_prepare_command(release), "--jobs", "2"]
+    env = {**os.environ, "HSS_INSPECT_CACHE": str(tmp_path / "cache")}
+    output = tmp_path / "output.txt"
+    # Output to a file, not a pipe: a worker left alive would hold a pipe open.
+    with output.open("wb") as out:
+        process = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        workers = _busy_workers(process, tmp_path / "cache")
+        (os.killpg if to_group else os.kill)(process.pid, number)
+        status = process.wait(timeout=60)
+        assert _wait_until_ended(workers, 10) == [], f"workers outlived prepare ({stop})"
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # whatever a failure left behind
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    said = output.read_text()
+    if number == signal.SIGKILL:
+        assert status == -signal.SIGKILL
+    else:
+        assert status == 128 + number, said
+        assert "Traceback" not in said, said
+        assert f"hss-inspect prepare: stopped by {signal.Signals(number).name}" in said, said
+        assert "running the same command again prepares the rest" in said
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"prepared {STOPPED_CLIPS} clip(s)" in done.stdout and "0 failure(s)" in done.stdout
+    assert _entries(tmp_path / "cache") == clean
+
+
+def test_a_stop_whose_raise_went_nowhere_still_ends_the_wait() -> None:
+    """A signal landing where Python only prints exceptions (logging's callbacks around a
+    fork) still stops the command at its next wait, and the handlers are put back."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("only the main thread handles signals")
+    before = signal.getsignal(signal.SIGTERM)
+    later: Future[int] = Future()
+    threading.Timer(1.0, later.set_result, (1,)).start()
+    with pytest.raises(Stopped) as stopped, stopping_on_signals():
+        with contextlib.suppress(Stopped):  # the raise that went nowhere
+            signal.raise_signal(signal.SIGTERM)
+        next(completed([later]))
+    assert stopped.value.exit_status == 143
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_prepare_reports_failures_with_their_reasons(

@@ -24,6 +24,7 @@ from hss_inspect.data.release import open_release
 from hss_inspect.data.rows import select_rows
 from hss_inspect.media.cache_folder import check_cache_folder
 from hss_inspect.media.prepare import jobs_for, prepare_all
+from hss_inspect.media.workers import Stopped, stopping_on_signals
 from hss_inspect.recipes.plans import RECIPES, plan_recipe
 
 
@@ -57,6 +58,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    with stopping_on_signals():
+        try:
+            return prepare(args)
+        except Stopped as stop:
+            print(stopped_text(stop), file=sys.stderr)
+            return stop.exit_status
+
+
+def stopped_text(stop: Stopped) -> str:
+    return (
+        f"hss-inspect prepare: stopped by {stop.name}; the media prepared so far stay in the "
+        "cache, and running the same command again prepares the rest"
+    )
+
+
+def prepare(args: argparse.Namespace) -> int:
     root = check_cache_folder()
     budgets = [media_settings({**vars(args), "max_frames": cap}) for cap in args.max_frames]
     targets = targets_for(model_runs(args, budgets), args.model_base_url)

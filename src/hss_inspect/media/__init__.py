@@ -3,6 +3,8 @@ the async service the solvers call.
 
 - `service`: media for a running eval, off the event loop, once per clip and settings.
 - `prepare`: media prepared ahead of a run, one job per file, in worker processes.
+- `workers`: worker processes that never outlive the command, and its stop on SIGTERM or
+  Ctrl-C.
 - `frame_cache`: a clip's frames through the cache (a thinned set from the whole one).
 - `image_cache`: images as sent, through the cache.
 - `facts`: what a media file is (its hash, a clip's duration and size), kept once.

@@ -2,7 +2,7 @@
 with all its frame budgets, decoded once for all of them, or an image), run in worker
 processes, each under the media time limit. Finished entries stay in the cache, so an
 interrupted run resumes where it stopped; a second run over the same selection only reads
-the cache.
+the cache. No worker outlives the run, however it ends (`workers`).
 
 A job may carry more work on its file once it is prepared (`then`: the user turns a named
 model is sent, built by `conditions.prepared_turns`), run in the same worker.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TextIO
@@ -26,6 +26,7 @@ from hss_inspect.media.errors import Deadline, MediaError, MediaTimeout
 from hss_inspect.media.facts import remembered_sha256
 from hss_inspect.media.frame_cache import cached_sample_videos
 from hss_inspect.media.image_cache import cached_prepare_image
+from hss_inspect.media.workers import completed, worker_pool
 
 # Fetches a media file (its path in the release, the task naming it) and returns where it is.
 Fetch = Callable[[str, str], Path]
@@ -175,15 +176,16 @@ def prepare_all(
     # sys.stderr read at call time: a test or caller may have replaced it since import
     progress = _Progress(len(jobs), out or sys.stderr)
     # Workers record a cache that cannot store without warning; this process warns once.
-    with ProcessPoolExecutor(
-        max_workers=max(1, workers), initializer=report_storage_problems_quietly
-    ) as pool:
-        futures: list[Future[PrepareResult]] = [pool.submit(run_job, fetch, j) for j in jobs]
-        for future in as_completed(futures):
-            summary.results.append(future.result())
-            summary.seconds = time.perf_counter() - started
-            progress.update(summary)
-    progress.finish()
+    # Stopped (SIGINT, SIGTERM) or failing, the pool kills its workers on the way out.
+    with worker_pool(workers, report_storage_problems_quietly) as pool:
+        try:
+            futures: list[Future[PrepareResult]] = [pool.submit(run_job, fetch, j) for j in jobs]
+            for future in completed(futures):
+                summary.results.append(future.result())
+                summary.seconds = time.perf_counter() - started
+                progress.update(summary)
+        finally:
+            progress.finish()  # a line stopped midway still ends before the next one
     summary.seconds = time.perf_counter() - started
     return summary
 
