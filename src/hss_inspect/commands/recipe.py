@@ -5,17 +5,35 @@ Flow spec (`--flow`, `recipes.flow`); `judges` re-grades logs with the other jud
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from hss_inspect.commands.arguments import named_pairs
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import check, check_names
+from hss_inspect.media.workers import Stopped
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.recipes.flow import INSTALL_HINT, FlowOrigin, write_spec
-from hss_inspect.recipes.plans import RECIPES, grader_spec, plan_recipe, with_task_args
-from hss_inspect.recipes.run import regrade, run_plan
+from hss_inspect.recipes.plans import (
+    RECIPES,
+    PlannedRun,
+    grader_spec,
+    plan_recipe,
+    with_task_args,
+)
+from hss_inspect.recipes.processes import (
+    ShareOutcome,
+    available_memory,
+    model_shares,
+    processes_for,
+    run_shares,
+)
+from hss_inspect.recipes.run import regrade, run_plan, run_share
+
+ENGINES = ("processes", "ray")
 
 
 def add_arguments(recipe: argparse.ArgumentParser) -> None:
@@ -41,6 +59,19 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="task option for every run, e.g. -T dataset=... -T revision=<commit>",
     )
+    recipe.add_argument(
+        "--processes",
+        type=int,
+        help="models run at once, each in its own process and eval-set folder "
+        "(default: one a core, within the memory available; 1: one eval set in this process)",
+    )
+    recipe.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="processes",
+        help="processes: on this machine; ray: each model a Ray task on the cluster "
+        "`ray.init()` joins (RAY_ADDRESS), logs in a shared --log-dir [processes]",
+    )
     recipe.add_argument("--dry-run", action="store_true", help="print the inspect commands")
     recipe.add_argument(
         "--flow",
@@ -63,7 +94,45 @@ def run(args: argparse.Namespace) -> int:
         for run in with_task_args(runs, task_args):
             print(run.command_line())
         return 0
-    return 0 if run_plan(runs, args.log_dir, task_args) else 1
+    try:
+        return 0 if run_recipe(runs, args, task_args) else 1
+    except Stopped as stop:
+        print(
+            f"hss-inspect recipe: stopped by {stop.name}; the samples finished so far stay in "
+            f"{args.log_dir}, and running the same command again resumes every model",
+            file=sys.stderr,
+        )
+        return stop.exit_status
+
+
+def run_recipe(runs: list[PlannedRun], args: argparse.Namespace, task_args: dict[str, str]) -> bool:
+    """One eval set in this process for one model (or `--processes 1`); else one eval set
+    a model, each in its own process (or Ray task), in folders of `--log-dir`."""
+    shares = model_shares(runs, args.log_dir)
+    if args.engine == "ray":
+        from hss_inspect.recipes.ray_engine import run_on_ray
+
+        print(f"{len(shares)} model(s) as Ray tasks; logs in {args.log_dir}/<model>/")
+        return all(o.finished for o in run_on_ray(shares, task_args, {}, print_outcome))
+    count = args.processes or processes_for(len(shares), os.cpu_count() or 1, available_memory())
+    if len(shares) == 1 or count == 1:
+        return run_plan(runs, args.log_dir, task_args)
+    print(
+        f"{len(shares)} models, {count} process(es) at once (--processes), each an eval set "
+        f"in {args.log_dir}/<model>/; follow them with inspect view --log-dir {args.log_dir}"
+    )
+    outcomes = run_shares(shares, count, run_share, task_args, {}, print_outcome)
+    return all(outcome.finished for outcome in outcomes)
+
+
+def print_outcome(outcome: ShareOutcome) -> None:
+    if outcome.error:
+        said = f"stopped by an error: {outcome.error}"
+    elif outcome.finished:
+        said = "finished"
+    else:
+        said = "not finished: run the same command to resume"
+    print(f"{outcome.model}: {said} ({outcome.log_dir})", flush=True)
 
 
 def task_options(args: argparse.Namespace) -> dict[str, str]:

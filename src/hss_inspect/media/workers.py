@@ -102,14 +102,19 @@ def _forget_stop() -> None:
 
 
 @contextlib.contextmanager
-def worker_pool(workers: int, initializer: Callable[[], None]) -> Iterator[ProcessPoolExecutor]:
+def worker_pool(
+    workers: int, initializer: Callable[[], None], fresh: bool = False
+) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers die with this process; on any exception or Stopped
-    inside, its pending jobs are cancelled and its workers killed before it propagates."""
+    inside, its pending jobs are cancelled and its workers killed before it propagates.
+    `fresh`: each job in a new process started from scratch (spawn), for jobs that run an
+    event loop and threads of their own, which a fork of this process would inherit."""
     pool = ProcessPoolExecutor(
         max_workers=max(1, workers),
-        mp_context=_start_method(),
+        mp_context=multiprocessing.get_context("spawn") if fresh else _start_method(),
         initializer=_start_worker,
         initargs=(os.getpid(), initializer),
+        max_tasks_per_child=1 if fresh else None,
     )
     try:
         yield pool
@@ -133,16 +138,17 @@ def _start_method() -> BaseContext:
 def kill_workers(pool: ProcessPoolExecutor) -> None:
     """Cancel the pool's pending jobs and kill its workers now, reaping them (Python 3.14's
     `ProcessPoolExecutor.kill_workers`, which older versions lack)."""
-    # shutdown forgets the processes, so they are taken first; it must not wait, since a
-    # running job may take minutes.
+    # shutdown forgets the processes, so they are taken first, and killed before it: a
+    # running job may take minutes, and the pool's manager thread, which replaces a worker
+    # that ended, must see the pool broken, not the list of workers gone.
     processes = list((pool._processes or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(ValueError, ProcessLookupError):  # closed, or just ended
             process.kill()
     for process in processes:
         with contextlib.suppress(ValueError):
             process.join(_REAP_SECONDS)
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _start_worker(command: int, initializer: Callable[[], None]) -> None:

@@ -1,5 +1,7 @@
 """A recipe's plan run as one Inspect eval set (`run_plan`, which resumes an interrupted
-folder), and logs graded again with the paper's other judges (`regrade`, App. I)."""
+folder), or one eval set a model, each in its own process (`run_share`, the job
+`recipes.processes` gives each process), and logs graded again with the paper's other
+judges (`regrade`, App. I)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.recipes.plans import PlannedRun, grader_spec, with_task_args
+from hss_inspect.recipes.processes import ModelShare
 
 
 def run_plan(
@@ -40,6 +43,13 @@ def run_plan(
     # model roles would otherwise outlive the call (core.roles.roles_resolved reads them).
     success, _ = contextvars.copy_context().run(eval_set, tasks, log_dir=log_dir, **eval_set_args)
     return bool(success)
+
+
+def run_share(
+    share: ModelShare, task_args: Mapping[str, Any], eval_set_args: Mapping[str, Any]
+) -> bool:
+    """One model's runs as their own eval set, in their own folder (a process's job)."""
+    return run_plan(share.runs, share.log_dir, task_args, **eval_set_args)
 
 
 def _build_for_model(run: PlannedRun) -> Any:

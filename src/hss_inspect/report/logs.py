@@ -42,7 +42,10 @@ def find_logs(paths: Sequence[str | Path]) -> list[str]:
     found: list[str] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if is_remote(str(raw)):  # a folder in a store Inspect reads (s3://...)
+            infos = list_eval_logs(str(raw), recursive=True, descending=False)
+            found += sorted(info.name for info in infos)
+        elif path.is_dir():
             infos = list_eval_logs(str(path), recursive=True, descending=False)
             found += sorted(_local_path(info.name) for info in infos)
         elif path.is_file() and path.suffix in LOG_SUFFIXES:
@@ -54,6 +57,11 @@ def find_logs(paths: Sequence[str | Path]) -> list[str]:
     if not found:
         raise LogError("no Inspect logs found in " + ", ".join(str(p) for p in paths))
     return list(dict.fromkeys(found))
+
+
+def is_remote(location: str) -> bool:
+    """A location in a remote store (`s3://bucket/...`), not a local path."""
+    return "://" in location and not location.startswith("file://")
 
 
 def _local_path(name: str) -> str:
