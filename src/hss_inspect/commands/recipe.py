@@ -72,6 +72,18 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
         help="processes: on this machine; ray: each model a Ray task on the cluster "
         "`ray.init()` joins (RAY_ADDRESS), logs in a shared --log-dir [processes]",
     )
+    recipe.add_argument("--max-connections", type=int, help="Inspect's: requests at once a model")
+    recipe.add_argument("--max-samples", type=int, help="Inspect's: samples at once an eval")
+    recipe.add_argument(
+        "--no-log-images",
+        action="store_true",
+        help="Inspect's: keep the frames out of the logs (docs/full-runs.md: what it saves)",
+    )
+    recipe.add_argument(
+        "--no-log-realtime",
+        action="store_true",
+        help="Inspect's: no live sample events for inspect view (docs/full-runs.md)",
+    )
     recipe.add_argument("--dry-run", action="store_true", help="print the inspect commands")
     recipe.add_argument(
         "--flow",
@@ -91,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
         return _judges(args, aliases)
     runs = plan_recipe(args.name, _models(args), aliases)
     if args.dry_run:
+        flags = inspect_flags(args)
         for run in with_task_args(runs, task_args):
-            print(run.command_line())
+            print(" ".join([run.command_line(), *flags]))
         return 0
     try:
         return 0 if run_recipe(runs, args, task_args) else 1
@@ -109,20 +122,50 @@ def run_recipe(runs: list[PlannedRun], args: argparse.Namespace, task_args: dict
     """One eval set in this process for one model (or `--processes 1`); else one eval set
     a model, each in its own process (or Ray task), in folders of `--log-dir`."""
     shares = model_shares(runs, args.log_dir)
+    inspect_args = eval_set_options(args)
     if args.engine == "ray":
         from hss_inspect.recipes.ray_engine import run_on_ray
 
         print(f"{len(shares)} model(s) as Ray tasks; logs in {args.log_dir}/<model>/")
-        return all(o.finished for o in run_on_ray(shares, task_args, {}, print_outcome))
+        outcomes = run_on_ray(shares, task_args, inspect_args, print_outcome)
+        return all(o.finished for o in outcomes)
     count = args.processes or processes_for(len(shares), os.cpu_count() or 1, available_memory())
     if len(shares) == 1 or count == 1:
-        return run_plan(runs, args.log_dir, task_args)
+        return run_plan(runs, args.log_dir, task_args, **inspect_args)
     print(
         f"{len(shares)} models, {count} process(es) at once (--processes), each an eval set "
         f"in {args.log_dir}/<model>/; follow them with inspect view --log-dir {args.log_dir}"
     )
-    outcomes = run_shares(shares, count, run_share, task_args, {}, print_outcome)
+    outcomes = run_shares(shares, count, run_share, task_args, inspect_args, print_outcome)
     return all(outcome.finished for outcome in outcomes)
+
+
+def inspect_flags(args: argparse.Namespace) -> list[str]:
+    """The Inspect options given to the recipe, as `inspect eval` flags."""
+    flags = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in (
+            ("max_connections", args.max_connections),
+            ("max_samples", args.max_samples),
+        )
+        if value is not None
+    ]
+    return flags + [
+        f
+        for f in ("--no-log-images", "--no-log-realtime")
+        if getattr(args, f[2:].replace("-", "_"))
+    ]
+
+
+def eval_set_options(args: argparse.Namespace) -> dict[str, object]:
+    """The Inspect options given to the recipe, as `eval_set` takes them."""
+    given = {"max_connections": args.max_connections, "max_samples": args.max_samples}
+    options: dict[str, object] = {k: v for k, v in given.items() if v is not None}
+    if args.no_log_images:
+        options["log_images"] = False
+    if args.no_log_realtime:
+        options["log_realtime"] = False
+    return options
 
 
 def print_outcome(outcome: ShareOutcome) -> None:

@@ -80,9 +80,14 @@ def stopping_on_signals() -> Iterator[None]:
     try:
         yield
     finally:
+        stopped = _stopped_by
         _forget_stop()
         for number in handled:
             signal.signal(number, previous[number])
+    # A signal whose raise went nowhere after the last wait (while the pool shut down)
+    # still stops the command.
+    if stopped is not None:
+        raise Stopped(stopped)
 
 
 def completed(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
