@@ -232,3 +232,34 @@ def test_partial_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     (entry / "frames.json").unlink()
     assert frame_files.read_frames(entry) is None
     assert frame_cache.cached_sample_video(path, FrameSettings()) == first
+
+
+def test_a_cache_entry_gives_its_frames_digests_without_hashing_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's record carries each frame's SHA-256 (for rebuild-frames); read from the
+    entry's manifest, they cost no hashing per request, and a thinned set keeps its own."""
+    import hashlib
+
+    from hss_inspect.media import video as video_module
+    from hss_inspect.media.video import thinned_video
+
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=10, seconds=3.0)
+    settings = FrameSettings(fps=5.0)
+    made = frame_cache.cached_sample_video(clip, settings)
+    expected = tuple(hashlib.sha256(j).hexdigest() for j in made.jpegs)
+
+    real, hashed = hashlib.sha256, []
+
+    def watched(data: bytes = b"", **kwargs: object) -> object:
+        hashed.append(bytes(data))
+        return real(data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(video_module.hashlib, "sha256", watched)
+    read = frame_cache.cached_sample_video(clip, settings)
+    assert read.jpegs == made.jpegs and read.frame_sha256 == expected
+    thinned = thinned_video(read, 4)
+    assert len(thinned.jpegs) == 4
+    assert thinned.frame_sha256 == tuple(expected[made.jpegs.index(j)] for j in thinned.jpegs)
+    assert not set(hashed) & set(made.jpegs), "a frame was hashed"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
-import shutil
 import sys
 import tempfile
 import time
@@ -22,6 +22,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from hss_inspect.recipes.plans import plan_recipe
 from hss_inspect.recipes.processes import (
+    PER_CORE,
     PROCESS_MEMORY,
     folder_name,
     model_shares,
@@ -54,8 +55,8 @@ def test_a_plan_is_split_by_model_each_share_in_its_own_folder() -> None:
 @pytest.mark.parametrize(
     ("shares", "cores", "memory", "expected"),
     [
-        (25, 16, 64 * 1024**3, 16),  # one a core
-        (25, 16, 10 * PROCESS_MEMORY, 10),  # what the memory holds
+        (25, 16, 64 * 1024**3, 21),  # what the memory holds (3 GiB a process)
+        (25, 4, 64 * 1024**3, 4 * PER_CORE),  # a few a core: they mostly wait
         (3, 16, None, 3),  # never more than the models
         (25, 2, PROCESS_MEMORY // 2, 1),  # at least one
     ],

@@ -63,7 +63,8 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
         "--processes",
         type=int,
         help="models run at once, each in its own process and eval-set folder "
-        "(default: one a core, within the memory available; 1: one eval set in this process)",
+        "(default: what the memory holds at 3 GB each, up to 4 a core; 1: one eval set in this "
+        "process)",
     )
     recipe.add_argument(
         "--engine",

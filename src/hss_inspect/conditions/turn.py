@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -330,8 +329,8 @@ async def frames_content(
     time_limit: float = DEFAULT_MEDIA.media_timeout,
     max_each: int | None = None,
 ) -> tuple[list[Content], dict[str, Any]]:
-    sampled = await service.video_frames(path, settings, sys.maxsize, time_limit)
-    video = await service.video_frames(path, settings, byte_budget, time_limit, max_each)
+    sampled = await service.sampled_frames(path, settings, time_limit)
+    video = await service.fitted_frames(path, sampled, settings, byte_budget, max_each)
     content: list[Content] = [ContentText(text=frames_note(video))]
     for timestamp, jpeg in zip(video.timestamps, video.jpegs, strict=True):
         content.append(ContentText(text=prompt.frame_label(timestamp)))
@@ -376,6 +375,6 @@ def frames_record(video: SampledVideo, settings: FrameSettings) -> dict[str, Any
         "truncation": asdict(video.truncation) if video.truncation else None,
         "bytes": sum(len(j) for j in video.jpegs),
         # what `hss-inspect rebuild-frames` checks a rebuild against, frame by frame
-        "frame_sha256": [hashlib.sha256(j).hexdigest() for j in video.jpegs],
+        "frame_sha256": list(video.frame_sha256),
         "frame_settings": settings.as_dict(),
     }

@@ -4,7 +4,6 @@ manifest both carry."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import zlib
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.settings import FrameSettings
-from hss_inspect.media.video import SampledVideo, Truncation
+from hss_inspect.media.video import SampledVideo, Truncation, with_digests
 
 MANIFEST = "frames.json"
 FRAMES_BLOB = "frames.bin"
@@ -39,7 +38,7 @@ def manifest_of(video: SampledVideo, settings: FrameSettings, video_sha256: str)
         "video_sha256": video_sha256,
         "settings": settings.as_dict(),
         "frame_bytes": [len(j) for j in video.jpegs],
-        "frame_sha256": [hashlib.sha256(j).hexdigest() for j in video.jpegs],
+        "frame_sha256": list(video.frame_sha256),
     }
 
 
@@ -71,7 +70,7 @@ def read_frames(folder: Path) -> SampledVideo | None:
         if len(blob) != sum(sizes) or zlib.crc32(blob) != manifest["blob_crc32"]:
             return None
         offsets = list(itertools.accumulate(sizes, initial=0))
-        return SampledVideo(
+        video = SampledVideo(
             duration=manifest["duration"],
             effective_fps=manifest["effective_fps"],
             planned_frames=manifest["planned_frames"],
@@ -83,5 +82,7 @@ def read_frames(folder: Path) -> SampledVideo | None:
             rotation=manifest["rotation"],
             truncation=Truncation(**manifest["truncation"]) if manifest["truncation"] else None,
         )
+        # stored when the entry was made: a request's record needs no hashing of its frames
+        return with_digests(video, manifest.get("frame_sha256") or ())
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -92,15 +92,35 @@ async def video_frames(
     time_limit: float | None = DEFAULT_TIME_LIMIT,
     max_each: int | None = None,
 ) -> SampledVideo:
+    sampled = await sampled_frames(path, settings, time_limit)
+    return await fitted_frames(path, sampled, settings, byte_budget, max_each)
+
+
+async def sampled_frames(
+    path: Path, settings: FrameSettings, time_limit: float | None = DEFAULT_TIME_LIMIT
+) -> SampledVideo:
+    """The clip's frames at `settings`, from the cache (sampled and stored on a miss)."""
     digest = await media_sha256(path)
-    video = await _once(
+    return await _once(
         ("frames", digest, settings),
         lambda deadline: cached_sample_video(path, settings, digest, deadline=deadline),
         time_limit,
     )
+
+
+async def fitted_frames(
+    path: Path,
+    video: SampledVideo,
+    settings: FrameSettings,
+    byte_budget: int,
+    max_each: int | None = None,
+) -> SampledVideo:
+    """`video` (the frames of `path` at `settings`) within a byte budget and a cap on each
+    frame: as it is when it fits, else each frame re-encoded smaller."""
     fits_each = max_each is None or all(len(j) <= max_each for j in video.jpegs)
     if sum(len(j) for j in video.jpegs) <= byte_budget and fits_each:
         return video
+    digest = await media_sha256(path)
     shrunk = await _once(
         ("budget", digest, settings, byte_budget, max_each),
         lambda _: shrink_jpegs_to_budget(

@@ -20,6 +20,7 @@ sampled only over the frames that decode (see `plan.slots_emitted`).
 from __future__ import annotations
 
 import bisect
+import hashlib
 import io
 import os
 from collections import deque
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -97,6 +99,23 @@ class SampledVideo:
     def thinned(self) -> bool:
         return len(self.timestamps) < self.planned_frames
 
+    @cached_property
+    def frame_sha256(self) -> tuple[str, ...]:
+        """Each frame's SHA-256 (what `rebuild-frames` checks a rebuild against), computed
+        once; a cache entry's are read from its manifest instead (`with_digests`)."""
+        return tuple(hashlib.sha256(jpeg).hexdigest() for jpeg in self.jpegs)
+
+
+def with_digests(video: SampledVideo, digests: Sequence[str]) -> SampledVideo:
+    """`video`, knowing its frames' digests without hashing them (one a frame, or ignored)."""
+    if len(digests) == len(video.jpegs):
+        video.__dict__["frame_sha256"] = tuple(digests)  # where cached_property keeps it
+    return video
+
+
+def _known_digests(video: SampledVideo) -> tuple[str, ...] | None:
+    return video.__dict__.get("frame_sha256")
+
 
 def thinned_video(full: SampledVideo, cap: int) -> SampledVideo:
     """The frames of `full` (a clip's unthinned frames) that thinning to `cap` images keeps.
@@ -107,12 +126,14 @@ def thinned_video(full: SampledVideo, cap: int) -> SampledVideo:
     if full.thinned:
         raise ValueError("thinned_video needs the unthinned frames of a clip")
     keep = thin_uniformly(full.planned_frames, cap)
-    return replace(
+    thinned = replace(
         full,
         timestamps=tuple(full.timestamps[i] for i in keep),
         source_times=tuple(full.source_times[i] for i in keep),
         jpegs=tuple(full.jpegs[i] for i in keep),
     )
+    known = _known_digests(full)
+    return thinned if known is None else with_digests(thinned, [known[i] for i in keep])
 
 
 def sample_video(

@@ -4,9 +4,10 @@ harness work (encoding requests, logging) never waits for another's. One folder 
 sets is what `hss-inspect report`, `inspect view` and `eval-retry` read as one run, and
 running the same command again resumes every model where it stopped.
 
-How many processes at once follows the machine: at most one a core, and as many as its
-available memory holds at `PROCESS_MEMORY` each (a process holds the requests it has in
-flight, up to ~40 MB each for a 500-frame clip, and their copies in its log buffer);
+How many processes at once follows the machine: as many as its available memory holds at
+`PROCESS_MEMORY` each (a process holds the requests it has in flight, up to ~40 MB each
+for a 500-frame clip, and their copies in its log buffer), and at most `PER_CORE` a core:
+a model's process spends most of a run waiting on its provider, so a core serves several.
 `--processes` sets it. The rest wait for a free one."""
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from hss_inspect.recipes.plans import PlannedRun
 
 # What one model's process may take at a full run's concurrency (see the docstring).
 PROCESS_MEMORY = 3 * 1024**3
+# Model processes a core serves at once (see the docstring).
+PER_CORE = 4
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,9 @@ def join(log_dir: str, name: str) -> str:
 
 
 def processes_for(shares: int, cores: int, available_memory: int | None) -> int:
-    """How many model processes run at once: one a core, within the memory available."""
+    """How many model processes run at once: what the memory holds, `PER_CORE` a core."""
     by_memory = shares if available_memory is None else available_memory // PROCESS_MEMORY
-    return max(1, min(shares, cores, by_memory))
+    return max(1, min(shares, PER_CORE * cores, by_memory))
 
 
 def available_memory() -> int | None:
