@@ -6,12 +6,17 @@ their frames once (`hss-inspect prepare`), and runs `hss-inspect recipe table1` 
 an OpenAI-compatible stand-in with a fixed latency (benchmarks/latency_stand_in.py), side
 by side, `--repeats` times each:
 
-  one            one model (its eval set in the recipe's process)
-  three-in-one   three models in one process (`--processes 1`: one eval set, as before)
-  three-apart    three models, each in its own process (the default)
-  three-lean     three-apart with `--no-log-images --no-log-realtime` (the full-run options)
-  three-ray      three models as Ray tasks on a local Ray cluster (`--engine ray`), when Ray
-                 is installed
+  one                         one model (its eval set in the recipe's process)
+  three-in-one                three models in one process (`--processes 1`, as before)
+  three-apart                 three models, each in its own process (the default)
+  three-apart-logging-images  three-apart without `--no-log-images` (the option's effect)
+  three-apart-no-realtime     three-apart with `--no-log-realtime` too (that one's effect)
+  three-ray                   three models as Ray tasks on a local Ray cluster (`--engine
+                              ray`), when Ray is installed (its workers' CPU and memory are
+                              the cluster's, outside the recipe's process tree)
+
+All but three-apart-logging-images run with `--no-log-images`, as the full-run checklist
+says.
 
 For each: wall time against the latency floor (the samples' requests end to end at the
 stand-in's latency, at `--max-samples` a model), the CPU of the whole process tree per
@@ -39,31 +44,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.fixture_repo import FixtureTask, build_repo, write_noise_video
+from benchmarks.bench_batch_memory import FRAMES, build_release
 
 HSS_INSPECT = str(Path(sys.executable).with_name("hss-inspect"))
-FRAMES = 100
 PAPER_MODELS = ("GPT-6-astra", "Claude-Opus-5.5", "Gemini-3.8-flash")
 JUDGE = "judge-claude-opus-5"
-
-
-def build_release(root: Path, clips: int) -> Path:
-    tasks = tuple(
-        FixtureTask(
-            f"clip-{n}",
-            "PASS",
-            "Temporal & Causal Dynamics",
-            "Extrapolation",
-            "video",
-            f"media/noise_{n}.mp4",
-            ({"id": "c1", "title": "States the key fact"},),
-        )
-        for n in range(clips)
-    )
-    build_repo(root, tasks)
-    for n in range(clips):
-        write_noise_video(root / "media" / f"noise_{n}.mp4", FRAMES, seed=n)
-    return root
 
 
 def start_stand_in(work: Path, latency: float) -> tuple[subprocess.Popen[bytes], str, Path]:
@@ -168,16 +153,18 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     limits = ["--max-samples", str(args.max_samples), "--max-connections", str(args.max_samples)]
+    lean = [*limits, "--no-log-images"]  # the full-run checklist's
     scenarios: dict[str, tuple[tuple[str, ...], list[str]]] = {
-        "one": (PAPER_MODELS[:1], limits),
-        "three-in-one": (PAPER_MODELS, [*limits, "--processes", "1"]),
-        "three-apart": (PAPER_MODELS, limits),
-        "three-lean": (PAPER_MODELS, [*limits, "--no-log-images", "--no-log-realtime"]),
+        "one": (PAPER_MODELS[:1], lean),
+        "three-in-one": (PAPER_MODELS, [*lean, "--processes", "1"]),
+        "three-apart": (PAPER_MODELS, lean),
+        "three-apart-logging-images": (PAPER_MODELS, limits),
+        "three-apart-no-realtime": (PAPER_MODELS, [*lean, "--no-log-realtime"]),
     }
     try:
         import ray  # noqa: F401
 
-        scenarios["three-ray"] = (PAPER_MODELS, [*limits, "--engine", "ray"])
+        scenarios["three-ray"] = (PAPER_MODELS, [*lean, "--engine", "ray"])
     except ModuleNotFoundError:
         pass
     with tempfile.TemporaryDirectory(dir="/tmp") as temp:

@@ -9,7 +9,8 @@ one process, the ways to get every sample's scores and metadata out of it:
   excluded      read_eval_log(..., exclude_fields=the same)
   full          read_eval_log(...) (everything, images included)
 
-and checks that each gives the same pass@1. Every time is the median of --repeats runs;
+and checks that each gives the same pass@1; then times the whole `hss-inspect report LOG`
+command (`command_s`). Every time is the median of --repeats runs;
 ratios above 1 mean ours is faster.
 
     python -m benchmarks.bench_report [--repeats 3] [--tasks 522] [--image-kb 32]
@@ -22,6 +23,8 @@ import base64
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -129,7 +132,20 @@ def measure(path: str, repeats: int) -> dict[str, Any]:
         row[f"{name}_over_ours"] = round(medians[name] / medians["ours"], 1)
     row["pass_at_1"] = results["ours"]
     row["log_mb"] = round(Path(path).stat().st_size / 1e6, 1)
+    row["command_s"] = round(command_seconds(path, repeats), 3)
     return row
+
+
+def command_seconds(path: str, repeats: int) -> float:
+    """`hss-inspect report LOG` as a user runs it, start to end (the leaderboard and the
+    bill), median over the repeats."""
+    command = [str(Path(sys.executable).with_name("hss-inspect")), "report", path]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main() -> None:

@@ -22,6 +22,14 @@ def add_cost_config_argument(parser: argparse.ArgumentParser, what: str) -> None
     )
 
 
+def add_pairs_argument(
+    parser: argparse.ArgumentParser, flag: str, dest: str, help: str, form: str = "NAME=VALUE"
+) -> None:
+    """A repeatable `NAME=VALUE` option (`--as`, `-T`, `--paper-model`), read by
+    `named_pairs`."""
+    parser.add_argument(flag, dest=dest, action="append", default=[], metavar=form, help=help)
+
+
 def named_pairs(values: Sequence[str], option: str, form: str = "NAME=VALUE") -> dict[str, str]:
     """The `NAME=VALUE` words of a repeatable option (`--as`, `-T`, `--paper-model`) as a
     mapping; `form` is how the option's help spells a word."""

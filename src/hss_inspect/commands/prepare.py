@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hss_inspect.commands.arguments import named_pairs
+from hss_inspect.commands.arguments import add_pairs_argument, named_pairs
 from hss_inspect.conditions.prepared_turns import ModelRun, targets_for, with_model_turns
 from hss_inspect.core.options import (
     PREPARE_OPTIONS,
@@ -45,13 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=list(RECIPES),
         help="also prepare what each run of this recipe (hss-inspect recipe) is sent",
     )
-    parser.add_argument(
+    add_pairs_argument(
+        parser,
         "--as",
-        dest="aliases",
-        action="append",
-        default=[],
-        metavar="NAME=MODEL",
-        help="with --recipe: a Table 5 model sent to another Inspect model, as the recipe takes it",
+        "aliases",
+        "with --recipe: a Table 5 model sent to another Inspect model, as the recipe takes it",
+        "NAME=MODEL",
     )
     add_model_server_flags(parser)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")

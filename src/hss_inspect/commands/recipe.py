@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hss_inspect.commands.arguments import named_pairs
+from hss_inspect.commands.arguments import add_pairs_argument, named_pairs
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import check, check_names
 from hss_inspect.media.workers import Stopped
@@ -43,21 +43,18 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
     recipe.add_argument("logs", nargs="*", help="judges: the logs to re-grade (in place)")
     recipe.add_argument("--log-dir", default="logs", help="the eval set's folder")
     recipe.add_argument("--models", help="comma list of Table 5 model names (default: all)")
-    recipe.add_argument(
+    add_pairs_argument(
+        recipe,
         "--as",
-        dest="aliases",
-        action="append",
-        default=[],
-        metavar="NAME=MODEL",
-        help="send a Table 5 model or judge to another Inspect model (repeatable)",
+        "aliases",
+        "send a Table 5 model or judge to another Inspect model (repeatable)",
+        "NAME=MODEL",
     )
-    recipe.add_argument(
+    add_pairs_argument(
+        recipe,
         "-T",
-        dest="task_args",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="task option for every run, e.g. -T dataset=... -T revision=<commit>",
+        "task_args",
+        "task option for every run, e.g. -T dataset=... -T revision=<commit>",
     )
     recipe.add_argument(
         "--processes",

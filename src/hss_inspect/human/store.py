@@ -215,29 +215,33 @@ def read_answers(path: Path) -> list[HumanAnswer]:
 
 
 def answers_of(path: Path) -> list[HumanAnswer]:
-    with connect(path) as db:
-        rows = db.execute(
-            "SELECT task_id, annotator, answer, confidence, seconds, view, submitted_at "
-            "FROM answers ORDER BY task_id, annotator"
-        ).fetchall()
-    return [HumanAnswer(*row) for row in rows]
+    query = (
+        "SELECT task_id, annotator, answer, confidence, seconds, view, submitted_at "
+        "FROM answers ORDER BY task_id, annotator"
+    )
+    return [HumanAnswer(*row) for row in _rows(path, query)]
 
 
 def progress_of(path: Path) -> list[Progress]:
     """Answered and assigned tasks per annotator, with their median seconds per task."""
-    with connect(path) as db:
-        counts = db.execute(
-            "SELECT s.annotator, COUNT(a.task_id), COUNT(*) FROM assignments s LEFT JOIN "
-            "answers a USING (annotator, task_id) GROUP BY s.annotator ORDER BY s.annotator"
-        ).fetchall()
-        seconds: dict[str, list[float]] = {}
-        for name, value in db.execute("SELECT annotator, seconds FROM answers"):
-            if value is not None:
-                seconds.setdefault(name, []).append(float(value))
+    counts = _rows(
+        path,
+        "SELECT s.annotator, COUNT(a.task_id), COUNT(*) FROM assignments s LEFT JOIN "
+        "answers a USING (annotator, task_id) GROUP BY s.annotator ORDER BY s.annotator",
+    )
+    seconds: dict[str, list[float]] = {}
+    for name, value in _rows(path, "SELECT annotator, seconds FROM answers"):
+        if value is not None:
+            seconds.setdefault(name, []).append(float(value))
     return [
         Progress(n, done, total, statistics.median(seconds[n]) if seconds.get(n) else None)
         for n, done, total in counts
     ]
+
+
+def _rows(path: Path, query: str) -> list[Any]:
+    with connect(path) as db:
+        return db.execute(query).fetchall()
 
 
 def _iso(moment: float) -> str:

@@ -17,12 +17,11 @@ from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mean_or_none
 from hss_inspect.report.tables import Run, primary_runs
 
-# The label of a study's row in the leaderboard (the paper's own is "Human baseline").
-STUDY_LABEL = "Human baseline (this study)"
-
 
 @dataclass(frozen=True)
 class AnnotatorFigures:
+    """One annotator's share of a study: how many answers, and how many passed."""
+
     annotator: str
     answers: int
     pass_at_1: float | None
@@ -39,6 +38,10 @@ class HumanFigures:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# The label of a study's row in the leaderboard (the paper's own is "Human baseline").
+STUDY_LABEL = "Human baseline (this study)"
 
 
 def human_figures(records: Sequence[AttemptRecord]) -> HumanFigures:
