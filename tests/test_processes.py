@@ -97,6 +97,7 @@ def finished_logs(log_dir: str) -> dict[str, object]:
 
 
 @pytest.mark.slow
+@pytest.mark.inspect_api  # one eval set a process, in folders of one log folder
 def test_each_model_runs_in_its_own_process_and_a_rerun_sends_nothing(
     hss_repo: Path, model_server: tuple[str, Path], tmp_path: Path
 ) -> None:
