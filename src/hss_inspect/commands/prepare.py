@@ -57,12 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with stopping_on_signals():
-        try:
+    # Caught outside: a signal whose raise went nowhere inside is raised again on leaving.
+    try:
+        with stopping_on_signals():
             return prepare(args)
-        except Stopped as stop:
-            print(stopped_text(stop), file=sys.stderr)
-            return stop.exit_status
+    except Stopped as stop:
+        print(stopped_text(stop), file=sys.stderr)
+        return stop.exit_status
 
 
 def stopped_text(stop: Stopped) -> str:
