@@ -238,6 +238,13 @@ def _running(pid: int, started: str) -> bool:
     return stat is not None and stat[19] == started and stat[0] != "Z"
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background of a script
+    (CI's `... &`) has SIGINT ignored, and the command rightly keeps an ignored signal
+    ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _busy_workers(process: subprocess.Popen[bytes], cache: Path) -> dict[int, str]:
     """The command's workers, once they have stored a first clip and are on the next."""
     deadline = time.monotonic() + 120
@@ -274,7 +281,12 @@ def test_prepare_stopped_by_a_signal_leaves_no_worker_and_a_rerun_completes(
     # Output to a file, not a pipe: a worker left alive would hold a pipe open.
     with output.open("wb") as out:
         process = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_as_from_a_terminal,
         )
     try:
         workers = _busy_workers(process, tmp_path / "cache")
