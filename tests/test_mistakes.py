@@ -25,6 +25,8 @@ from hss_inspect.core.options import TASKS_OPTIONS
 from tests.support.runs import CANDIDATE, INSPECT, JUDGE, lines_after_banner
 
 HSS_INSPECT = str(Path(sys.executable).with_name("hss-inspect"))
+# `hss-inspect estimate` of the scripted model on the demo set, before the mistake
+ESTIMATE_DEMO = (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "demo")
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -133,16 +135,7 @@ COMMAND_MISTAKES = [
     ),
     Mistake(
         "misspelt domain of an estimate",
-        (
-            HSS_INSPECT,
-            "estimate",
-            "--model",
-            "hss/scripted",
-            "--dataset",
-            "demo",
-            "--domains",
-            "temporl",
-        ),
+        (*ESTIMATE_DEMO, "--domains", "temporl"),
         ("unknown domain 'temporl'", "did you mean 'temporal'?"),
     ),
     Mistake(
@@ -175,16 +168,7 @@ COMMAND_MISTAKES = [
     ),
     Mistake(
         "a price file that is not there",
-        (
-            HSS_INSPECT,
-            "estimate",
-            "--model",
-            "hss/scripted",
-            "--dataset",
-            "demo",
-            "--model-cost-config",
-            "no-such-prices.yaml",
-        ),
+        (*ESTIMATE_DEMO, "--model-cost-config", "no-such-prices.yaml"),
         ("--model-cost-config no-such-prices.yaml: no such file",),
     ),
 ]

@@ -33,6 +33,10 @@ class ShownFrames:
     jpegs: tuple[bytes, ...]
     labels: tuple[str, ...]
 
+    @property
+    def size(self) -> int:
+        return sum(len(jpeg) for jpeg in self.jpegs)
+
 
 async def silent_clip(path: Path) -> Path:
     """The clip without its audio track, made once and kept in the media cache."""
@@ -80,6 +84,7 @@ class FrameStore:
     def __init__(self, settings: FrameSettings, byte_budget: int) -> None:
         self.settings, self.byte_budget = settings, byte_budget
         self.kept: OrderedDict[str, ShownFrames] = OrderedDict()
+        self.kept_bytes = 0
 
     async def frames(self, path: Path) -> ShownFrames:
         key = str(path)
@@ -87,14 +92,14 @@ class FrameStore:
             self.kept.move_to_end(key)
             return self.kept[key]
         video = await service.video_frames(path, self.settings, self.byte_budget, None)
+        if key in self.kept:  # another request read it while this one waited
+            return self.kept[key]
         shown = shown_frames(video)
         self.kept[key] = shown
-        while len(self.kept) > 1 and self._bytes() > FRAMES_KEPT_BYTES:
-            self.kept.popitem(last=False)
+        self.kept_bytes += shown.size
+        while len(self.kept) > 1 and self.kept_bytes > FRAMES_KEPT_BYTES:
+            self.kept_bytes -= self.kept.popitem(last=False)[1].size
         return shown
-
-    def _bytes(self) -> int:
-        return sum(len(j) for shown in self.kept.values() for j in shown.jpegs)
 
 
 def shown_frames(video: SampledVideo) -> ShownFrames:

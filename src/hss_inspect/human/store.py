@@ -141,15 +141,6 @@ def tokens_of(path: Path) -> dict[str, str]:
         return dict(db.execute("SELECT name, token FROM annotators ORDER BY name"))
 
 
-def annotator_of(path: Path, token: str) -> str | None:
-    """The annotator a token belongs to (None: no such token)."""
-    with connect(path) as db:
-        for name, known in db.execute("SELECT name, token FROM annotators"):
-            if secrets.compare_digest(known, token):
-                return str(name)
-    return None
-
-
 def next_task(path: Path, annotator: str) -> tuple[StudyTask | None, int, int]:
     """The annotator's first unanswered task (marked shown now, if it was not yet), and how
     many of their tasks are answered and assigned."""
@@ -175,15 +166,13 @@ def next_task(path: Path, annotator: str) -> tuple[StudyTask | None, int, int]:
         return StudyTask(*row), answered, assigned
 
 
-def assigned_task(path: Path, annotator: str, task_id: str) -> StudyTask | None:
-    """The task, when it is one of the annotator's (None otherwise: nothing is shown)."""
+def assigned_tasks(path: Path) -> dict[tuple[str, str], StudyTask]:
+    """Every (annotator, task id) assigned, with its task: fixed once the study is made."""
     with connect(path) as db:
-        row = db.execute(
-            "SELECT t.* FROM assignments s JOIN tasks t USING (task_id) "
-            "WHERE s.annotator = ? AND s.task_id = ?",
-            (annotator, task_id),
-        ).fetchone()
-    return None if row is None else StudyTask(*row)
+        rows = db.execute(
+            "SELECT s.annotator, t.* FROM assignments s JOIN tasks t USING (task_id)"
+        ).fetchall()
+    return {(row[0], row[1]): StudyTask(*row[1:]) for row in rows}
 
 
 def submit(
