@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ JUDGE = "judge-claude-opus-5"
 
 def start_stand_in(work: Path, latency: float) -> tuple[subprocess.Popen[bytes], str, Path]:
     port_file, stats = work / "port", work / "stats.jsonl"
+    port_file.unlink(missing_ok=True)  # a kept folder's, from the last run
     stats.touch()
     server = subprocess.Popen(
         [
@@ -95,8 +97,15 @@ def tree_rss(pid: int) -> int:
 
 
 def run_recipe(
-    models: tuple[str, ...], flags: list[str], release: Path, work: Path, env: dict[str, str]
+    models: tuple[str, ...],
+    flags: list[str],
+    release: Path,
+    work: Path,
+    env: dict[str, str],
+    wrap: Callable[[list[str]], list[str]] | None = None,
 ) -> dict[str, Any]:
+    """Run the recipe (inside `wrap`'s command, a profiler's, if given): its wall seconds,
+    the CPU seconds of its process tree and the tree's peak resident bytes."""
     command = [HSS_INSPECT, "recipe", "table1", "--models", ",".join(models)]
     for n, name in enumerate(models):
         command += ["--as", f"{name}=openai-api/standin/model-{n}"]
@@ -104,7 +113,12 @@ def run_recipe(
     command += ["--log-dir", str(work / "logs"), *flags]
     peak = 0
     started = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        wrap(command) if wrap else command,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     done = threading.Event()
 
     def watch() -> None:
@@ -130,7 +144,7 @@ def encoding_seconds_per_byte(sample_bytes: int) -> float:
     sent (the least any client must spend on it)."""
     jpegs = [os.urandom(sample_bytes // FRAMES) for _ in range(FRAMES)]
     timings = []
-    for _ in range(5):
+    for _ in range(9):
         started = time.perf_counter()
         parts = [
             {

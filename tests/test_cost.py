@@ -206,12 +206,44 @@ def test_pricing_never_creates_a_provider_that_could_start_a_server(
 
     asked: list[str] = []
     monkeypatch.setattr(inspect_ai.model, "get_model_info", lambda name: asked.append(name))
-    inspect_pricing("sglang/Qwen/Qwen2.5-VL-7B-Instruct", {})
-    inspect_pricing("hf/Qwen/Qwen2.5-VL-7B-Instruct", {})
-    inspect_pricing("openai/gpt-6-astra", {})
+    for _ in range(2):
+        inspect_pricing("sglang/Qwen/Qwen2.5-VL-7B-Instruct", {})
+        inspect_pricing("hf/Qwen/Qwen2.5-VL-7B-Instruct", {})
+        inspect_pricing("openai/gpt-6-astra", {})
     # looked up by the model's own name where resolving the provider's could start a server
-    # or load weights; a client-only provider keeps its name
-    assert asked == ["Qwen/Qwen2.5-VL-7B-Instruct"] * 2 + ["openai/gpt-6-astra"]
+    # or load weights; a client-only provider keeps its name; each name asked once
+    assert asked == ["Qwen/Qwen2.5-VL-7B-Instruct", "openai/gpt-6-astra"]
+
+
+def test_a_database_answer_is_remembered_per_inspect_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspect_ai.model
+    from inspect_ai.model import ModelCost, ModelInfo
+
+    from hss_inspect.providers import price_lookup
+
+    listed = ModelInfo(
+        cost=ModelCost(input=1.25, output=10.0, input_cache_write=1.5, input_cache_read=0.125)
+    )
+    answers = {"openai/gpt-6-astra": listed, "openai-api/lab/tuned": None}
+    asked: list[str] = []
+
+    def ask(name: str) -> ModelInfo | None:
+        asked.append(name)
+        return answers[name]
+
+    monkeypatch.setattr(inspect_ai.model, "get_model_info", ask)
+    first = [price_lookup.inspect_pricing(name, {}) for name in answers]
+    # read back from the cache folder (as another process would): nothing asked again
+    again = [price_lookup.inspect_pricing(name, {}) for name in answers]
+    assert again == first and asked == list(answers)
+    assert first[0].price is not None and first[0].price.output == 10.0 and first[0].in_database
+    assert first[1].price is None and not first[1].in_database
+    # another Inspect version may know other models: asked again
+    monkeypatch.setattr(price_lookup, "version", lambda _: "0.3.999")
+    price_lookup.inspect_pricing("openai-api/lab/tuned", {})
+    assert asked == [*answers, "openai-api/lab/tuned"]
 
 
 # ---- the whole bill: output, the judge's reply, and each caching strategy ---------------

@@ -52,6 +52,24 @@ def test_a_plan_is_split_by_model_each_share_in_its_own_folder() -> None:
     assert folder_name("openai-api/vllm/Qwen/Qwen3:8b") == "openai-api_vllm_Qwen_Qwen3_8b"
 
 
+def test_the_recipe_gives_inspects_switches_to_every_eval_set_and_prints_them() -> None:
+    from hss_inspect.commands.cli import parse
+    from hss_inspect.commands.recipe import eval_set_options, inspect_flags
+
+    given = ["--no-log-images", "--no-score-display"]
+    args = parse(["recipe", "table1", "--max-samples", "8", *given])
+    # as `eval_set` takes them, and as the flags `--dry-run` prints, which `inspect eval`
+    # must know by those names
+    assert eval_set_options(args) == {"max_samples": 8, "log_images": False,
+                                      "score_display": False}  # fmt: skip
+    assert inspect_flags(args) == ["--max-samples 8", *given]
+    # the CLI's own flags (no public list of them), to check the names printed
+    from inspect_ai._cli.eval import eval_command
+
+    known = {o for p in eval_command.params for o in [*p.opts, *getattr(p, "secondary_opts", [])]}
+    assert set(given) <= known and "--no-log-realtime" in known
+
+
 @pytest.mark.parametrize(
     ("shares", "cores", "memory", "expected"),
     [

@@ -35,6 +35,14 @@ from hss_inspect.recipes.run import regrade, run_plan, run_share
 
 ENGINES = ("processes", "ray")
 
+# Inspect's options that switch off work a full run does not need, each passed to every
+# eval set as `eval_set(NAME=False)` (docs/full-runs.md measures what each saves)
+SWITCHES_OFF = {
+    "--no-log-images": ("log_images", "keep the frames out of the logs"),
+    "--no-log-realtime": ("log_realtime", "no live sample events for inspect view"),
+    "--no-score-display": ("score_display", "no running metrics while the run goes"),
+}
+
 
 def add_arguments(recipe: argparse.ArgumentParser) -> None:
     recipe.description = "\n".join(f"{name}: {text}" for name, text in RECIPES.items())
@@ -72,16 +80,8 @@ def add_arguments(recipe: argparse.ArgumentParser) -> None:
     )
     recipe.add_argument("--max-connections", type=int, help="Inspect's: requests at once a model")
     recipe.add_argument("--max-samples", type=int, help="Inspect's: samples at once an eval")
-    recipe.add_argument(
-        "--no-log-images",
-        action="store_true",
-        help="Inspect's: keep the frames out of the logs (docs/full-runs.md: what it saves)",
-    )
-    recipe.add_argument(
-        "--no-log-realtime",
-        action="store_true",
-        help="Inspect's: no live sample events for inspect view (docs/full-runs.md)",
-    )
+    for flag, (_, why) in SWITCHES_OFF.items():
+        recipe.add_argument(flag, action="store_true", help=f"Inspect's: {why}")
     recipe.add_argument("--dry-run", action="store_true", help="print the inspect commands")
     recipe.add_argument(
         "--flow",
@@ -148,22 +148,19 @@ def inspect_flags(args: argparse.Namespace) -> list[str]:
         )
         if value is not None
     ]
-    return flags + [
-        f
-        for f in ("--no-log-images", "--no-log-realtime")
-        if getattr(args, f[2:].replace("-", "_"))
-    ]
+    return flags + [flag for flag in SWITCHES_OFF if _given(args, flag)]
 
 
 def eval_set_options(args: argparse.Namespace) -> dict[str, object]:
     """The Inspect options given to the recipe, as `eval_set` takes them."""
     given = {"max_connections": args.max_connections, "max_samples": args.max_samples}
     options: dict[str, object] = {k: v for k, v in given.items() if v is not None}
-    if args.no_log_images:
-        options["log_images"] = False
-    if args.no_log_realtime:
-        options["log_realtime"] = False
+    options.update({name: False for flag, (name, _) in SWITCHES_OFF.items() if _given(args, flag)})
     return options
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    return bool(getattr(args, flag[2:].replace("-", "_")))
 
 
 def print_outcome(outcome: ShareOutcome) -> None:

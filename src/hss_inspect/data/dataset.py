@@ -5,15 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser, ContentText
 
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import DatasetError, TaskRow
 
 
 def row_to_sample(row: TaskRow) -> Sample:
+    # The question goes in as a list of content, not a string: the user turn replacing it is
+    # a list too, which Inspect's diff of the task state after each solver step compares
+    # item by item. A string replaced by a list is JSON-encoded whole, ~39 MB for a
+    # 500-frame clip, about a seventh of a full run's CPU (docs/full-runs.md).
     return Sample(
         id=row.task_id,
-        input=row.prompt,
+        input=[ChatMessageUser(content=[ContentText(text=row.prompt)])],
         target=row.golden_response,
         metadata=row.sample_metadata(),
     )

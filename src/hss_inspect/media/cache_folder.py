@@ -13,7 +13,9 @@ models and processes:
 - `facts/<sha256>.json` (`facts`): what a media file is, probed once: a clip's duration
   and frame size (the token fit needs them), an image's size, bytes and type (whether a
   provider's limits change it at all);
-- `locks/` (`cache_entries`): a lock file per key.
+- `locks/` (`cache_entries`): a lock file per key;
+- `models/inspect-<version>.json` (`providers.price_lookup`): what Inspect's model database
+  says of the model names reports and estimates priced.
 
 A key holds only the settings that can change the result (`plan.frames_that_matter`,
 `ImageFacts.reencoding_limits`), so every model whose limits make no difference reads
@@ -48,7 +50,7 @@ from hss_inspect.media.errors import MediaError
 logger = logging.getLogger(__name__)
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
-_SECTIONS = ("frames", "images", "hashes", "locks", "facts")
+_SECTIONS = ("frames", "images", "hashes", "locks", "facts", "models")
 
 
 def cache_root() -> Path:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import mmap
+import os
 import zlib
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.video import SampledVideo, Truncation, with_digests
@@ -62,21 +64,28 @@ def write_entry(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> 
 
 
 def read_frames(folder: Path) -> SampledVideo | None:
-    """The cache entry in `folder`, or None when it is missing, partial or corrupt."""
+    """The cache entry in `folder`, or None when it is missing, partial or corrupt.
+
+    The frames are sliced straight out of the mapped file (one copy, not two), and its
+    checksum is checked once per process for each version of the file (a rebuilt entry is
+    a new file): a clip is read once an attempt, and a full run reads it three times."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
-        blob = (folder / FRAMES_BLOB).read_bytes()
         sizes = manifest["frame_bytes"]
-        if len(blob) != sum(sizes) or zlib.crc32(blob) != manifest["blob_crc32"]:
+        with open(folder / FRAMES_BLOB, "rb") as handle:
+            version = _file_version(handle)
+            if version[1] != sum(sizes):
+                return None
+            jpegs = _checked_frames(handle, sizes, manifest["blob_crc32"], version)
+        if jpegs is None:
             return None
-        offsets = list(itertools.accumulate(sizes, initial=0))
         video = SampledVideo(
             duration=manifest["duration"],
             effective_fps=manifest["effective_fps"],
             planned_frames=manifest["planned_frames"],
             timestamps=tuple(manifest["timestamps"]),
             source_times=tuple(manifest["source_times"]),
-            jpegs=tuple(blob[a:b] for a, b in itertools.pairwise(offsets)),
+            jpegs=jpegs,
             width=manifest["width"],
             height=manifest["height"],
             rotation=manifest["rotation"],
@@ -86,3 +95,27 @@ def read_frames(folder: Path) -> SampledVideo | None:
         return with_digests(video, manifest.get("frame_sha256") or ())
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+FileVersion = tuple[int, int, int, int]  # device, size, inode, modification time (ns)
+_checked: set[FileVersion] = set()
+
+
+def _file_version(handle: BinaryIO) -> FileVersion:
+    stat = os.fstat(handle.fileno())
+    return stat.st_dev, stat.st_size, stat.st_ino, stat.st_mtime_ns
+
+
+def _checked_frames(
+    handle: BinaryIO, sizes: list[int], crc32: int, version: FileVersion
+) -> tuple[bytes, ...] | None:
+    """The frames of an open `frames.bin`, None when its checksum is not `crc32`."""
+    if not sizes:
+        return ()
+    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as blob:
+        if version not in _checked:
+            if zlib.crc32(blob) != crc32:
+                return None
+            _checked.add(version)
+        offsets = itertools.accumulate(sizes, initial=0)
+        return tuple(blob[a:b] for a, b in itertools.pairwise(offsets))

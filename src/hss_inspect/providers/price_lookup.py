@@ -1,16 +1,27 @@
 """A model's price as Inspect would find it: the `--model-cost-config` file's entry of that
 name (Inspect puts those over its database), else Inspect's model database. The adapter
-beside the pure price rules (`providers.prices`)."""
+beside the pure price rules (`providers.prices`).
+
+What the database says of a name is remembered in the cache folder (`models/`), per Inspect
+version: a name the database lacks (a model served at an OpenAI-compatible endpoint, a
+fine-tune) makes Inspect load every installed package's hooks and build the provider to
+ask it, about 1.7 s a report, which the second report on the same models skips.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.media.cache_folder import cache_root
 from hss_inspect.providers.context import info_name
 from hss_inspect.providers.prices import Price, priced_by_name, read_cost_config
 
@@ -54,14 +65,54 @@ def load_cost_config(path: str | None) -> dict[str, Price]:
 def inspect_pricing(model: str, prices: Mapping[str, Price]) -> Pricing:
     """The price Inspect would charge `model`: the file's entry of that name, else its
     model database's."""
+    listed, cost = database_entry(info_name(model))
+    price = priced_by_name(prices, model)
+    if price is None and cost is not None:
+        price = Price(**cost, source=DATABASE)
+    return Pricing(model, price, listed)
+
+
+def database_entry(name: str) -> tuple[bool, dict[str, float] | None]:
+    """Whether Inspect's model database lists `name`, and the price it gives, as remembered
+    for this Inspect version, else asked of Inspect and remembered."""
+    remembered = _remembered()
+    if name not in remembered:
+        remembered[name] = _ask_inspect(name)
+        _remember(remembered)
+    entry = remembered[name]
+    return bool(entry["listed"]), entry["cost"]
+
+
+def _ask_inspect(name: str) -> dict[str, Any]:
     from inspect_ai.model import get_model_info
 
     # A name the database lacks makes Inspect create the provider to ask it: looked up by
     # `info_name`, a provider that could start a server or load weights is never created,
     # and a client's start-up notice goes to stderr, out of the figures (and of --json).
     with contextlib.redirect_stdout(sys.stderr):
-        info = get_model_info(info_name(model))
-    price = priced_by_name(prices, model)
-    if price is None and info is not None and info.cost is not None:
-        price = Price(**info.cost.model_dump(), source=DATABASE)
-    return Pricing(model, price, info is not None)
+        info = get_model_info(name)
+    cost = info.cost.model_dump() if info is not None and info.cost is not None else None
+    return {"listed": info is not None, "cost": cost}
+
+
+def _memo_file() -> Path:
+    return cache_root() / "models" / f"inspect-{version('inspect-ai')}.json"
+
+
+def _remembered() -> dict[str, dict[str, Any]]:
+    try:
+        found = json.loads(_memo_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _remember(entries: dict[str, dict[str, Any]]) -> None:
+    """Written whole and renamed into place; a folder that cannot be written only means
+    the next report asks again."""
+    file = _memo_file()
+    partial = file.with_name(f"{file.name}.{os.getpid()}.partial")
+    with contextlib.suppress(OSError):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(entries, sort_keys=True), encoding="utf-8")
+        os.replace(partial, file)
