@@ -55,6 +55,10 @@ from tests.support.fixture_repo import FixtureTask, build_repo, write_noise_vide
 
 TASKS, CLIP_TASKS, ATTEMPTS, CONNECTIONS = 522, 234, 3, 32
 MODEL = "GPT-6-astra"
+SCENARIOS = {
+    "checklist": ["--no-log-images", "--no-log-realtime", "--no-score-display"],
+    "images-off": ["--no-log-images"],
+}
 
 
 def build_full_release(root: Path, clips: int, images: int) -> Path:
@@ -105,6 +109,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--profile", action="store_true", help="sample the runs with py-spy")
+    parser.add_argument("--only", choices=SCENARIOS, help="run this scenario alone")
     parser.add_argument(
         "--work", type=Path, help="keep the release, media cache, logs and profiles here "
         "(reused by the next run) instead of a temporary folder"
@@ -113,8 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     limits = ["--max-samples", str(CONNECTIONS), "--max-connections", str(CONNECTIONS)]
     scenarios = {
-        "checklist": [*limits, "--no-log-images", "--no-log-realtime", "--no-score-display"],
-        "images-off": [*limits, "--no-log-images"],
+        name: [*limits, *flags] for name, flags in SCENARIOS.items() if args.only in (None, name)
     }
     with contextlib.ExitStack() as stack:
         work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory(dir="/tmp")))

@@ -4,9 +4,7 @@ manifest both carry."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import mmap
 import os
 import zlib
 from dataclasses import asdict
@@ -66,17 +64,15 @@ def write_entry(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> 
 def read_frames(folder: Path) -> SampledVideo | None:
     """The cache entry in `folder`, or None when it is missing, partial or corrupt.
 
-    The frames are sliced straight out of the mapped file (one copy, not two), and its
-    checksum is checked once per process for each version of the file (a rebuilt entry is
-    a new file): a clip is read once an attempt, and a full run reads it three times."""
+    Each frame is read straight into its own bytes (one copy of the file, not two), the
+    checksum taken along the way."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
         sizes = manifest["frame_bytes"]
-        with open(folder / FRAMES_BLOB, "rb") as handle:
-            version = _file_version(handle)
-            if version[1] != sum(sizes):
+        with open(folder / FRAMES_BLOB, "rb", buffering=0) as handle:
+            if os.fstat(handle.fileno()).st_size != sum(sizes):
                 return None
-            jpegs = _checked_frames(handle, sizes, manifest["blob_crc32"], version)
+            jpegs = _checked_frames(handle, sizes, manifest["blob_crc32"])
         if jpegs is None:
             return None
         video = SampledVideo(
@@ -97,25 +93,13 @@ def read_frames(folder: Path) -> SampledVideo | None:
         return None
 
 
-FileVersion = tuple[int, int, int, int]  # device, size, inode, modification time (ns)
-_checked: set[FileVersion] = set()
-
-
-def _file_version(handle: BinaryIO) -> FileVersion:
-    stat = os.fstat(handle.fileno())
-    return stat.st_dev, stat.st_size, stat.st_ino, stat.st_mtime_ns
-
-
-def _checked_frames(
-    handle: BinaryIO, sizes: list[int], crc32: int, version: FileVersion
-) -> tuple[bytes, ...] | None:
+def _checked_frames(handle: BinaryIO, sizes: list[int], crc32: int) -> tuple[bytes, ...] | None:
     """The frames of an open `frames.bin`, None when its checksum is not `crc32`."""
-    if not sizes:
-        return ()
-    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as blob:
-        if version not in _checked:
-            if zlib.crc32(blob) != crc32:
-                return None
-            _checked.add(version)
-        offsets = itertools.accumulate(sizes, initial=0)
-        return tuple(blob[a:b] for a, b in itertools.pairwise(offsets))
+    frames, crc = [], 0
+    for size in sizes:
+        frame = handle.read(size)
+        if len(frame) != size:
+            return None
+        crc = zlib.crc32(frame, crc)
+        frames.append(frame)
+    return tuple(frames) if crc == crc32 else None

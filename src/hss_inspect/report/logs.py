@@ -6,6 +6,7 @@ The attempt records, the pilot of an estimate and the audit's tables all read lo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -82,8 +83,23 @@ def current_logs(identity: dict[str, tuple[str, str, str]]) -> list[str]:
 
 
 def read_header(path: str) -> EvalLog:
-    """A log without its samples: how it was run, its results and its usage."""
-    return read_eval_log(path, header_only=True)
+    """A log without its samples: how it was run, its results and its usage. Read once a
+    process for each version of a local file: a report asks several times (which kind of
+    log, its run, its bill), each read a tenth of a second. Not to be changed."""
+    key = (path, _local_version(path))
+    if key not in _headers:
+        _headers[key] = read_eval_log(path, header_only=True)
+    return _headers[key]
+
+
+_headers: dict[tuple[str, tuple[int, int] | None], EvalLog] = {}
+
+
+def _local_version(path: str) -> tuple[int, int] | None:
+    if is_remote(path):
+        return None
+    stat = os.stat(path)
+    return stat.st_mtime_ns, stat.st_size
 
 
 def read_summaries(path: str) -> list[EvalSampleSummary]:
