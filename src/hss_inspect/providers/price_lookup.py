@@ -5,7 +5,7 @@ beside the pure price rules (`providers.prices`).
 What the database says of a name is remembered in the cache folder (`models/`), per Inspect
 version: a name the database lacks (a model served at an OpenAI-compatible endpoint, a
 fine-tune) makes Inspect load every installed package's hooks and build the provider to
-ask it, about 1.7 s a report, which the second report on the same models skips.
+ask it, over a second a report, which the second report on the same models skips.
 """
 
 from __future__ import annotations
