@@ -1,0 +1,53 @@
+"""The rules of building a task, read once from `task_configs/construction.yaml`: the
+review rounds, the three principles (Sec. 2.3), the verdicts and the reasons to drop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from hss_inspect.core.config import load_yaml
+
+RULES_FILE = "construction.yaml"
+VERDICTS = ("pass", "edit", "drop")
+# The reason that needs the reviewer's own words.
+OTHER_REASON = "other"
+
+
+@dataclass(frozen=True)
+class Principle:
+    key: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class DropReason:
+    key: str
+    label: str
+    principle: str | None
+
+
+@dataclass(frozen=True)
+class Rules:
+    rounds: int
+    principles: tuple[Principle, ...]
+    verdicts: dict[str, str]
+    drop_reasons: tuple[DropReason, ...]
+
+    def reason(self, key: str) -> DropReason | None:
+        return next((r for r in self.drop_reasons if r.key == key), None)
+
+
+@cache
+def rules() -> Rules:
+    data = load_yaml("task_configs", RULES_FILE)
+    verdicts = {str(k): str(v) for k, v in data["verdicts"].items()}
+    if tuple(verdicts) != VERDICTS:
+        raise ValueError(f"{RULES_FILE}: verdicts must be {', '.join(VERDICTS)}, in order")
+    return Rules(
+        rounds=int(data["rounds"]),
+        principles=tuple(Principle(**p) for p in data["principles"]),
+        verdicts=verdicts,
+        drop_reasons=tuple(DropReason(**r) for r in data["drop_reasons"]),
+    )
