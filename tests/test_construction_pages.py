@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -133,6 +134,26 @@ def test_roles_are_enforced_by_the_server_and_items_are_reached_by_id_only(tmp_p
         assert codes == [303] * 4
     (history,) = store.histories(b.path)
     assert [(s.round, s.verdict) for s in history.reviews] == [(1, "pass"), (2, None)]
+
+
+def test_the_frames_view_shows_the_frames_and_labels_a_model_is_sent(tmp_path: Path) -> None:
+    from hss_inspect.conditions.prompt import frame_label
+
+    b = three_reviewers(tmp_path, "--view", "frames", "--fps", "2")
+    ann, clip = b.token("author", "ann"), item_of(b, "clips/door.mp4")
+    with (
+        served(b.path, dict(os.environ), command="build") as server,
+        httpx.Client(base_url=server.base) as client,
+    ):
+        page = client.get(f"/b/{ann}/item/{clip}").text
+        sources = re.findall(r'<img loading=lazy src="([^"]+)"', page)
+        labels = re.findall(r"<figcaption>([^<]+)</figcaption>", page)
+        # a 3 s clip at 2 fps: frames at 0, 0.5, ..., 2.5 s, each after its label
+        assert labels == [frame_label(n / 2) for n in range(6)] and "0.50" in labels[1]
+        frames = [client.get(src) for src in sources]
+        assert {(f.status_code, f.headers["content-type"]) for f in frames} == {(200, "image/jpeg")}
+        assert client.get(f"/b/{ann}/frames/6/{clip}").status_code == 404
+        assert client.get(f"/b/{b.token('reviewer', 'rev-a')}/frames/0/{clip}").status_code == 404
 
 
 # ---- in Chromium: one author, three reviewers -------------------------------------------

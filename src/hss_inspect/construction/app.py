@@ -10,6 +10,7 @@ item id, never by path.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from hss_inspect.web.server import (
 )
 from hss_inspect.web.tokens import holder_of
 
+logger = logging.getLogger(__name__)
 # The largest form a page sends: the texts' own limits, with room for their escaping.
 FORM_MAX_BYTES = 256_000
 
@@ -49,6 +51,11 @@ class BuildServer:
         settings = store.settings_of(build)
         self.build = build
         self.pool = Path(settings["pool"])
+        if not self.pool.is_dir():
+            raise InputError(
+                f"{build}: its media pool {self.pool} is not there; put the pool back at that "
+                "path (a build names its items by their place in the pool)"
+            )
         # People and the pool are fixed when the build is made: read once.
         self.tokens = store.tokens_of(build)
         self.items = store.items_by_id(build)
@@ -231,6 +238,9 @@ class BuildServer:
             self.seen |= {(name, i) for (name, _), i in dealt.items()}
             if (person.name, item.item_id) not in self.seen:
                 raise not_found()
+        if not (self.pool / item.path).is_file():
+            logger.warning("%s: %s is missing from the pool %s", item.item_id, item.path, self.pool)
+            raise not_found()
         return item
 
     async def media(self, request: Any) -> Any:

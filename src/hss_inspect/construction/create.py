@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -62,7 +63,12 @@ def prepare_pool_media(
 ) -> str:
     """What the pages will show, prepared ahead (`web.media.prepare_shown`)."""
     shown = [Shown(item.item_id, item.media_type, item.path) for item in items]
-    return prepare_shown(shown, lambda media_path, _: pool / media_path, view, media, jobs)
+    # a module function, not a lambda: the frames view sends it to worker processes
+    return prepare_shown(shown, partial(pool_file, pool), view, media, jobs)
+
+
+def pool_file(pool: Path, media_path: str, item_id: str) -> Path:
+    return pool / media_path
 
 
 def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[str]:
