@@ -26,6 +26,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,7 +42,9 @@ from benchmarks.bench_human import (
     CHROMIUM,
     SHOWN,
     encode_clip,
+    medians,
     peak_rss_mb,
+    ratios,
     serve_static,
     static_page,
     time_to_shown,
@@ -228,6 +231,10 @@ def static_at_once(site: Path, requests: list[str], people: int) -> dict[str, An
         process.kill()
 
 
+def say(text: str) -> None:
+    print(f"bench_build: {text}", file=sys.stderr, flush=True)
+
+
 def quantiles(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {
@@ -240,7 +247,7 @@ def quantiles(values: list[float]) -> dict[str, float]:
 def static_site(pool: Path, work: Path, paths: list[str]) -> tuple[Path, list[str]]:
     """One plain page per pool file, holding it as the build's page does."""
     site = work / "static"
-    site.mkdir()
+    site.mkdir(parents=True)
     pages = []
     for n, path in enumerate(paths):
         shutil.copy(pool / path, site / path)
@@ -261,14 +268,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks-per-author", type=int, default=8)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--pool", type=Path, help="keep the generated pool here, for a rerun")
     args = parser.parse_args()
     assert CHROMIUM, "Debian's chromium is needed"
     with tempfile.TemporaryDirectory() as temp:
         work = Path(temp)
         env = {**os.environ, "HSS_INSPECT_CACHE": str(work / "cache")}
-        pool = work / "pool"
-        pool.mkdir()
-        make_pool(pool)
+        pool = args.pool or work / "pool"
+        if not (pool / "zz_clip_2min.mp4").is_file():
+            pool.mkdir(parents=True, exist_ok=True)
+            say("making the pool of 200 items")
+            make_pool(pool)
         build = work / "build.sqlite"
         tokens, made_in = new_build(build, pool, env)
         ids = item_ids(build)
@@ -280,6 +290,7 @@ def main() -> None:
             "2-min clip": (ids["zz_clip_2min.mp4"], SHOWN["video"], "/p1.html"),
         }
         times: dict[str, dict[str, list[float]]] = {}
+        say("time to shown, in Chromium")
         try:
             with sync_playwright() as driver:
                 browser = driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
@@ -296,6 +307,7 @@ def main() -> None:
                 browser.close()
         finally:
             static.kill()
+        say("10 people at once")
         free = [item_id for path, item_id in sorted(ids.items()) if not path.startswith("zz_")]
         crowd = people_at_once(build, tokens, free, args.tasks_per_author, env)
         chosen = [p for p in sorted(ids) if not p.startswith("zz_")][
@@ -308,14 +320,8 @@ def main() -> None:
             "pool_items": len(ids),
             "build_new_seconds": round(made_in, 1),
             "repeats": args.repeats,
-            "median_seconds_to_shown": {
-                name: {k: round(statistics.median(v), 3) for k, v in t.items()}
-                for name, t in times.items()
-            },
-            "ratio_build_over_static": {
-                name: round(statistics.median(t["build"]) / statistics.median(t["static"]), 2)
-                for name, t in times.items()
-            },
+            "median_seconds_to_shown": medians(times),
+            "ratio_build_over_static": ratios(times, "build", "static"),
             "people_at_once": crowd,
             "static_at_once": floor,
             "ratio_page_to_media_median": round(

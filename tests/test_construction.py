@@ -21,7 +21,7 @@ from hss_inspect.construction.funnel import funnel
 from hss_inspect.construction.funnel_report import render
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import rules
-from hss_inspect.construction.store import ReviewSlot, RevisionTimes, TaskHistory
+from hss_inspect.construction.store import ReviewSlot, RevisionTimes, TaskHistory, TaskView
 from hss_inspect.core.errors import InputError
 from hss_inspect.data.rows import Criterion, parse_row, row_record
 from hss_inspect.providers.paper_models import construction_funnel
@@ -115,15 +115,16 @@ def test_a_row_written_for_the_release_reads_back_as_the_same_row() -> None:
 def history(task_id: str, outcome: str, at: int) -> TaskHistory:
     """A task of one revision that passed the rounds before `at` and then got `outcome`."""
     reviews = [
-        ReviewSlot(task_id, 1, r, f"r{r}", 0.0, 0.0, "pass", None, None, 60.0) for r in range(1, at)
+        ReviewSlot(task_id, 1, r, 0.0, f"r{r}", 0.0, "pass", None, None, 60.0) for r in range(1, at)
     ]
     verdict = None if outcome == "waiting" else outcome
     reason = "pure_perception" if outcome == "drop" else None
-    reviews.append(ReviewSlot(task_id, 1, at, f"r{at}", 0.0, 0.0, verdict, reason, None, None))
+    reviews.append(ReviewSlot(task_id, 1, at, 0.0, f"r{at}", 0.0, verdict, reason, None, None))
     times = (RevisionTimes(1, 0.0, 600.0),)
-    return TaskHistory(
-        task_id, "a", "authored", "x", 1, None, "Retrodiction", "image", times, tuple(reviews)
-    )
+    item = PoolItem(f"item-{task_id}", f"{task_id}.png", "image", 1)
+    draft = Draft("Retrodiction", "Q?", "A.", (Criterion("c1", "C"),))
+    view = TaskView(task_id, item, "a", None, "x", 1, draft, submitted=True)
+    return TaskHistory(view, times, tuple(reviews))
 
 
 def test_the_papers_own_funnel_comes_out_of_its_histories() -> None:
@@ -182,7 +183,7 @@ def act(
             store.save_draft(
                 path,
                 author,
-                view.item_id,
+                view.item.item_id,
                 task_id,
                 Draft("Extrapolation", "Q2?", "A2.", rubric(("C",))),
                 opened,
@@ -291,8 +292,8 @@ def test_the_funnel_of_a_build_matches_the_build_replayed_step_by_step(
     assert found.reentries == book.reentries
     assert found.authoring_minutes == pytest.approx(statistics.median(book.authoring))
     assert found.review_minutes == pytest.approx(statistics.median(book.reviewing))
-    assert sum(a.authored for a in found.authors) == found.authored
-    assert sum(r.decided for r in found.reviewers) == len(book.reviewing)
+    assert sum(a.counts["authored"] for a in found.authors) == found.authored
+    assert sum(r.counts["decided"] for r in found.reviewers) == len(book.reviewing)
     assert found.admitted > 0 and sum(r.dropped for r in found.rounds) > 0 and book.reentries > 0
 
     # the dealing: never the author, never an earlier round's reviewer of the same revision,
@@ -301,7 +302,7 @@ def test_the_funnel_of_a_build_matches_the_build_replayed_step_by_step(
     slots = sorted(
         (s for h in store.histories(path) for s in h.reviews), key=lambda s: (s.dealt_at, s.round)
     )
-    authors_of = {h.task_id: h.author for h in store.histories(path)}
+    authors_of = {h.view.task_id: h.view.author for h in store.histories(path)}
     for slot in slots:
         earlier = {
             s.reviewer

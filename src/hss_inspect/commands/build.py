@@ -174,7 +174,7 @@ def run_links(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from hss_inspect.construction.funnel import funnel
+    from hss_inspect.construction.funnel import AUTHOR_COUNTS, REVIEWER_COUNTS, funnel
     from hss_inspect.construction.store import build_funnel_inputs, pool_items
     from hss_inspect.core.markdown import aligned
 
@@ -188,19 +188,17 @@ def run_status(args: argparse.Namespace) -> int:
         f"admitted, {sum(r.dropped for r in found.rounds)} dropped, {waiting} "
         f"(of which {found.in_revision} back with their authors)"
     )
-    rows = [["author", "drafts", "authored", "in review", "in revision", "admitted", "dropped"]]
-    rows += [
-        [a.author, *map(str, (a.drafts, a.authored, a.in_review, a.in_revision, a.admitted,
-                              a.dropped))]
-        for a in found.authors
-    ]  # fmt: skip
-    print("\n".join(aligned(rows)))
-    rows = [["reviewer", "decided", "dealt", "waiting", "median min / review"]]
-    for r in found.reviewers:
-        minutes = "-" if r.median_minutes is None else f"{r.median_minutes:.1f}"
-        rows.append([r.reviewer, str(r.decided), str(r.dealt), str(r.dealt - r.decided), minutes])
-    print("\n".join(aligned(rows)))
+    for role, people, names in (("author", found.authors, AUTHOR_COUNTS),
+                                ("reviewer", found.reviewers, REVIEWER_COUNTS)):  # fmt: skip
+        rows = [[role, *names, "median min"]]
+        rows += [[p.name, *(str(p.counts[n]) for n in names), median_text(p.median_minutes)]
+                 for p in people]  # fmt: skip
+        print("\n".join(aligned(rows)))
     return 0
+
+
+def median_text(minutes: float | None) -> str:
+    return "-" if minutes is None else f"{minutes:.1f}"
 
 
 def run_funnel(args: argparse.Namespace) -> int:
@@ -246,8 +244,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"  {planned.command}")
     if args.dry_run:
         return 0
-    items = store.items_by_id(args.build)
-    tasks = [(view, items[view.item_id]) for view in chosen]
+    tasks = [(view, view.item) for view in chosen]
     write_release(tasks, Path(settings["pool"]), folder / "release", link_file)
     before = set(logs_in(log_dir))
     for planned in runs:

@@ -27,19 +27,18 @@ from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, VERDICTS, rules
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import media_settings
+from hss_inspect.web import server as web
 from hss_inspect.web.media import FrameStore, ShownFrames
-from hss_inspect.web.server import (
-    blocking,
-    frame_response,
-    html,
-    media_response,
-    not_found,
-    not_found_response,
-    redirect,
-)
 from hss_inspect.web.tokens import holder_of
 
 logger = logging.getLogger(__name__)
+# (method, path under /b/{token}, handler): what a token may ask; its role narrows it further
+ROUTES = (
+    ("GET", "", "home"), ("GET", "/item/{item_id}", "item_page"),
+    ("GET", "/task/{task_id}", "task_page"), ("POST", "/task", "save"),
+    ("POST", "/verdict", "verdict"), ("GET", "/media/{item_id}", "media"),
+    ("GET", "/frames/{index:int}/{item_id}", "frame"),
+)  # fmt: skip
 # The largest form a page sends: the texts' own limits, with room for their escaping.
 FORM_MAX_BYTES = 256_000
 
@@ -71,28 +70,14 @@ class BuildServer:
         self.seen: set[tuple[str, str]] = set()
 
     def app(self) -> Any:
-        from starlette.applications import Starlette
-        from starlette.routing import Route
-
-        return Starlette(
-            routes=[
-                Route("/b/{token}", self.home, methods=["GET"]),
-                Route("/b/{token}/item/{item_id}", self.item_page, methods=["GET"]),
-                Route("/b/{token}/task/{task_id}", self.task_page, methods=["GET"]),
-                Route("/b/{token}/task", self.save, methods=["POST"]),
-                Route("/b/{token}/verdict", self.verdict, methods=["POST"]),
-                Route("/b/{token}/media/{item_id}", self.media, methods=["GET"]),
-                Route("/b/{token}/frames/{index:int}/{item_id}", self.frame, methods=["GET"]),
-            ],
-            exception_handlers={404: not_found_response, 405: not_found_response},
-        )
+        return web.token_app("b", self, ROUTES)
 
     # ---- who asks ---------------------------------------------------------------------
 
     def person(self, request: Any, role: str | None = None) -> store.Person:
         found = holder_of(self.tokens, request.path_params["token"])
         if found is None or (role is not None and found.role != role):
-            raise not_found()
+            raise web.not_found()
         return found
 
     def base(self, request: Any) -> str:
@@ -109,39 +94,42 @@ class BuildServer:
         person = self.person(request)
         if person.role == "reviewer":
             return await self.review(request, person)
-        tasks = await blocking(store.tasks_of_author, self.build, person.name)
-        pool = await blocking(store.pool_items, self.build)
-        return html(pages.author_home(self.base(request), person.name, tasks, pool))
+        tasks = await web.blocking(store.tasks_of_author, self.build, person.name)
+        pool = await web.blocking(store.pool_items, self.build)
+        return web.html(pages.author_home(self.base(request), person.name, tasks, pool))
 
     async def item_page(self, request: Any) -> Any:
         person = self.person(request, "author")
         item = self.items.get(request.path_params["item_id"])
         if item is None:
-            raise not_found()
-        pool = await blocking(store.pool_items, self.build)
+            raise web.not_found()
+        pool = await web.blocking(store.pool_items, self.build)
         owner = {i.item_id: (task, author) for i, task, author in pool}
         task_id, author = owner[item.item_id]
         base = self.base(request)
         if task_id is not None and author == person.name:
-            return redirect(f"{base}/task/{task_id}")
+            return web.redirect(f"{base}/task/{task_id}")
         frames = await self.shown_frames(item)
         if task_id is not None:
-            return html(pages.taken_page(base, person.name, item, frames))
+            heading = f"{item.item_id} is taken by another author"
+            return web.html(pages.read_only_page(base, person.name, item, heading, frames))
         body = pages.authoring_page(base, person.name, item, None, frames, time.time())
-        return html(body)
+        return web.html(body)
 
     async def task_page(self, request: Any) -> Any:
         person = self.person(request, "author")
-        task = await blocking(store.view_of, self.build, request.path_params["task_id"])
+        task = await web.blocking(store.view_of, self.build, request.path_params["task_id"])
         if task is None or task.author != person.name:
-            raise not_found()
-        item = self.items[task.item_id]
+            raise web.not_found()
+        item = self.items[task.item.item_id]
         frames = await self.shown_frames(item)
         base = self.base(request)
         if task.state in ("draft", "returned"):
             opened = time.time()
-            return html(pages.authoring_page(base, person.name, item, task, frames, opened))
-        return html(pages.task_summary_page(base, person.name, task, frames))
+            return web.html(pages.authoring_page(base, person.name, item, task, frames, opened))
+        heading = f"{task.task_id}: {pages.state_text(task)}"
+        text = pages.task_text(task)
+        return web.html(pages.read_only_page(base, person.name, item, heading, frames, text))
 
     async def save(self, request: Any) -> Any:
         person = self.person(request, "author")
@@ -149,15 +137,15 @@ class BuildServer:
         item = self.items.get(str(form.get("item_id", "")))
         task_id = str(form.get("task_id", "")) or None
         if item is None:
-            raise not_found()
-        task = await blocking(store.view_of, self.build, task_id) if task_id else None
+            raise web.not_found()
+        task = await web.blocking(store.view_of, self.build, task_id) if task_id else None
         if task_id and (task is None or task.author != person.name):
-            raise not_found()
+            raise web.not_found()
         action = str(form.get("action", "save"))
         base = self.base(request)
         if action == "release" and task is not None:
-            await blocking(store.release_item, self.build, person.name, task.task_id)
-            return redirect(base)
+            await web.blocking(store.release_item, self.build, person.name, task.task_id)
+            return web.redirect(base)
         kept = {k: str(form.get(k, "")) for k in ("subdomain", "prompt", "reference", "criteria")}
         previous = task.draft.criteria if task else ()
         draft = Draft(
@@ -171,19 +159,19 @@ class BuildServer:
             body = pages.authoring_page(
                 base, person.name, item, task, frames, opened, problems, kept
             )
-            return html(body, 422)
+            return web.html(body, 422)
         try:
-            saved = await blocking(
+            saved = await web.blocking(
                 store.save_draft, self.build, person.name, item.item_id, task_id, draft, opened
             )
         except InputError as exc:  # taken meanwhile, or no longer editable
             frames = await self.shown_frames(item)
             body = pages.authoring_page(base, person.name, item, task, frames, opened, [str(exc)])
-            return html(body, 409)
+            return web.html(body, 409)
         if action == "submit":
-            await blocking(store.submit_task, self.build, person.name, saved)
-            return redirect(base)
-        return redirect(f"{base}/task/{saved}")
+            await web.blocking(store.submit_task, self.build, person.name, saved)
+            return web.redirect(base)
+        return web.redirect(f"{base}/task/{saved}")
 
     async def review(
         self,
@@ -192,16 +180,16 @@ class BuildServer:
         problem: str = "",
         kept: dict[str, str] | None = None,
     ) -> Any:
-        slot, task, decided, dealt = await blocking(store.next_review, self.build, person.name)
+        slot, task, decided, dealt = await web.blocking(store.next_review, self.build, person.name)
         if slot is None or task is None:
-            return html(pages.no_review_page(person.name, decided, dealt))
-        flags = await blocking(store.flags_of, self.build, task.task_id, slot.revision)
-        frames = await self.shown_frames(self.items[task.item_id])
+            return web.html(pages.no_review_page(person.name, decided, dealt))
+        flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
+        frames = await self.shown_frames(self.items[task.item.item_id])
         body = pages.review_page(
             self.base(request), person.name, slot, task, flags, frames, decided, dealt,
             problem, kept,
         )  # fmt: skip
-        return html(body, 422 if problem else 200)
+        return web.html(body, 422 if problem else 200)
 
     async def verdict(self, request: Any) -> Any:
         person = self.person(request, "reviewer")
@@ -210,7 +198,7 @@ class BuildServer:
         try:
             slot = (str(form["task_id"]), int(form["revision"]), int(form["round"]))
         except (KeyError, ValueError):
-            raise not_found() from None
+            raise web.not_found() from None
         problem = verdict_problem(kept)
         if problem:
             return await self.review(request, person, problem, kept)
@@ -218,11 +206,11 @@ class BuildServer:
         if reason == OTHER_REASON:
             reason = f"{OTHER_REASON}: {kept['other'].strip()}"
         feedback = kept["feedback"].strip() or None
-        await blocking(
+        await web.blocking(
             store.decide, self.build, person.name, slot, kept["verdict"], reason, feedback,
             self.rounds,
         )  # fmt: skip
-        return redirect(self.base(request))
+        return web.redirect(self.base(request))
 
     # ---- media ------------------------------------------------------------------------
 
@@ -232,25 +220,25 @@ class BuildServer:
         person = self.person(request)
         item = self.items.get(request.path_params["item_id"])
         if item is None:
-            raise not_found()
+            raise web.not_found()
         if person.role == "reviewer" and (person.name, item.item_id) not in self.seen:
-            dealt = await blocking(store.dealt_to, self.build)
+            dealt = await web.blocking(store.dealt_to, self.build)
             self.seen |= {(name, i) for (name, _), i in dealt.items()}
             if (person.name, item.item_id) not in self.seen:
-                raise not_found()
+                raise web.not_found()
         if not (self.pool / item.path).is_file():
             logger.warning("%s: %s is missing from the pool %s", item.item_id, item.path, self.pool)
-            raise not_found()
+            raise web.not_found()
         return item
 
     async def media(self, request: Any) -> Any:
         item = await self.allowed_item(request)
-        return await media_response(self.pool / item.path, item.media_type)
+        return await web.media_response(self.pool / item.path, item.media_type)
 
     async def frame(self, request: Any) -> Any:
         item = await self.allowed_item(request)
         frames = self.frames if item.media_type == "video" else None
-        return await frame_response(frames, self.pool / item.path, request.path_params["index"])
+        return await web.frame_response(frames, self.pool / item.path, request.path_params["index"])
 
 
 def float_or_now(text: str) -> float:

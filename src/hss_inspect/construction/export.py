@@ -152,7 +152,7 @@ def dataset_card(
     single = sum(len(row.criteria) == 1 for row in rows)
     exported = datetime.now(tz=timezone.utc).isoformat(timespec="seconds")
     principles = "\n".join(
-        f"{n}. **{p.name}**: {p.text}" for n, p in enumerate(rules().principles, start=1)
+        f"{n}. **{p.label}**: {p.text}" for n, p in enumerate(rules().principles, start=1)
     )
     body = [
         f"# {title}",

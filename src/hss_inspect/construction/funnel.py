@@ -44,27 +44,19 @@ class RoundCounts:
     edits: int
 
 
-@dataclass(frozen=True)
-class AuthorCounts:
-    author: str
-    drafts: int
-    authored: int
-    admitted: int
-    dropped: int
-    in_review: int
-    in_revision: int
-    edits_received: int
-    median_minutes: float | None
+# What is counted of each author and each reviewer, in the order the tables show it.
+AUTHOR_COUNTS = ("drafts", "authored", "in review", "in revision", "admitted", "dropped",
+                 "edits received")  # fmt: skip
+REVIEWER_COUNTS = ("dealt", "decided", "pass", "edit", "drop")
 
 
 @dataclass(frozen=True)
-class ReviewerCounts:
-    reviewer: str
-    dealt: int
-    decided: int
-    passes: int
-    edits: int
-    drops: int
+class PersonCounts:
+    """One author's or reviewer's counts (by the names above), and their median minutes per
+    revision authored or per review."""
+
+    name: str
+    counts: dict[str, int]
     median_minutes: float | None
 
 
@@ -78,8 +70,8 @@ class Funnel:
     reentries: int
     authoring_minutes: float | None
     review_minutes: float | None
-    authors: tuple[AuthorCounts, ...] = field(default=())
-    reviewers: tuple[ReviewerCounts, ...] = field(default=())
+    authors: tuple[PersonCounts, ...] = field(default=())
+    reviewers: tuple[PersonCounts, ...] = field(default=())
 
     @property
     def yield_share(self) -> float | None:
@@ -97,7 +89,9 @@ def position(history: TaskHistory, rounds: int) -> Position | None:
         return Position(last.round - 1, WAITING, last.round)
     if last.verdict == "pass":
         if last.round < rounds:
-            raise ValueError(f"task {history.task_id}: passed round {last.round}, none dealt next")
+            raise ValueError(
+                f"task {history.view.task_id}: passed round {last.round}, none dealt next"
+            )
         return Position(rounds, ADMITTED)
     if last.verdict == "drop":
         return Position(last.round - 1, DROPPED, last.round, last.reason)
@@ -111,7 +105,7 @@ def funnel(
     reviewers: Sequence[str] = (),
 ) -> Funnel:
     """The funnel; `authors` and `reviewers` are listed even with nothing to count yet."""
-    placed = {h.task_id: position(h, rounds) for h in histories}
+    placed = {h.view.task_id: position(h, rounds) for h in histories}
     positions = [p for p in placed.values() if p is not None]
     reviews = [s for h in histories for s in h.reviews]
     per_round = []
@@ -148,7 +142,7 @@ def authoring_minutes(history: TaskHistory) -> list[float]:
     return [
         (r.submitted_at - r.started_at) / 60
         for r in history.revisions
-        if r.submitted_at is not None and not (history.origin == IMPORTED and r.revision == 1)
+        if r.submitted_at is not None and not (history.view.origin == IMPORTED and r.revision == 1)
     ]
 
 
@@ -161,43 +155,36 @@ def review_minutes(slot: ReviewSlot) -> float | None:
 
 def author_counts(
     histories: Sequence[TaskHistory], placed: dict[str, Position | None], listed: Sequence[str]
-) -> list[AuthorCounts]:
+) -> list[PersonCounts]:
     counts = []
-    for author in sorted({h.author for h in histories} | set(listed)):
-        own = [h for h in histories if h.author == author]
-        outcomes = Counter("draft" if (p := placed[h.task_id]) is None else p.outcome for h in own)
-        counts.append(
-            AuthorCounts(
-                author=author,
-                drafts=outcomes["draft"],
-                authored=len(own) - outcomes["draft"],
-                admitted=outcomes[ADMITTED],
-                dropped=outcomes[DROPPED],
-                in_review=outcomes[WAITING],
-                in_revision=outcomes[IN_REVISION],
-                edits_received=sum(s.verdict == "edit" for h in own for s in h.reviews),
-                median_minutes=median([m for h in own for m in authoring_minutes(h)]),
-            )
+    for author in sorted({h.view.author for h in histories} | set(listed)):
+        own = [h for h in histories if h.view.author == author]
+        outcome = Counter(
+            "drafts" if (p := placed[h.view.task_id]) is None else p.outcome for h in own
         )
+        numbers = {
+            "drafts": outcome["drafts"],
+            "authored": len(own) - outcome["drafts"],
+            "in review": outcome[WAITING],
+            "in revision": outcome[IN_REVISION],
+            "admitted": outcome[ADMITTED],
+            "dropped": outcome[DROPPED],
+            "edits received": sum(s.verdict == "edit" for h in own for s in h.reviews),
+        }
+        minutes = median([m for h in own for m in authoring_minutes(h)])
+        counts.append(PersonCounts(author, numbers, minutes))
     return counts
 
 
-def reviewer_counts(reviews: Sequence[ReviewSlot], listed: Sequence[str]) -> list[ReviewerCounts]:
+def reviewer_counts(reviews: Sequence[ReviewSlot], listed: Sequence[str]) -> list[PersonCounts]:
     counts = []
     for reviewer in sorted({s.reviewer for s in reviews} | set(listed)):
         own = [s for s in reviews if s.reviewer == reviewer]
         verdicts = Counter(s.verdict for s in own)
-        counts.append(
-            ReviewerCounts(
-                reviewer=reviewer,
-                dealt=len(own),
-                decided=len(own) - verdicts[None],
-                passes=verdicts["pass"],
-                edits=verdicts["edit"],
-                drops=verdicts["drop"],
-                median_minutes=median([m for s in own if (m := review_minutes(s)) is not None]),
-            )
-        )
+        numbers = {"dealt": len(own), "decided": len(own) - verdicts[None]}
+        numbers |= {verdict: verdicts[verdict] for verdict in ("pass", "edit", "drop")}
+        minutes = median([m for s in own if (m := review_minutes(s)) is not None])
+        counts.append(PersonCounts(reviewer, numbers, minutes))
     return counts
 
 

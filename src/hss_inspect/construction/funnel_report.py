@@ -4,10 +4,11 @@ no plotting library), beside the paper's own funnel (Sec. 2.4: 3,466 authored, 5
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from html import escape
 
-from hss_inspect.construction.funnel import Funnel
+from hss_inspect.construction.funnel import AUTHOR_COUNTS, REVIEWER_COUNTS, Funnel, PersonCounts
 from hss_inspect.construction.rules import rules
 from hss_inspect.core.markdown import html_table, table
 from hss_inspect.providers.paper_models import construction_funnel
@@ -70,54 +71,31 @@ def reason_rows(f: Funnel) -> list[list[str]]:
     ]
 
 
-def author_rows(f: Funnel) -> list[list[str]]:
+def people_rows(
+    people: Sequence[PersonCounts], names: Sequence[str], yields: bool = False
+) -> list[list[str]]:
+    """A row a person: their counts, their yield (authors), their median minutes."""
     return [
         [
-            a.author,
-            str(a.drafts),
-            str(a.authored),
-            str(a.in_review),
-            str(a.in_revision),
-            str(a.admitted),
-            str(a.dropped),
-            str(a.edits_received),
-            percent(a.admitted, a.authored),
-            minutes(a.median_minutes),
+            p.name,
+            *(str(p.counts[n]) for n in names),
+            *([percent(p.counts["admitted"], p.counts["authored"])] if yields else []),
+            minutes(p.median_minutes),
         ]
-        for a in f.authors
+        for p in people
     ]
 
 
-AUTHOR_HEADER = [
-    "author",
-    "drafts",
-    "authored",
-    "in review",
-    "in revision",
-    "admitted",
-    "dropped",
-    "edits received",
-    "yield",
-    "median min / task",
-]
+AUTHOR_HEADER = ["author", *AUTHOR_COUNTS, "yield", "median min / task"]
+REVIEWER_HEADER = ["reviewer", *REVIEWER_COUNTS, "median min / review"]
+
+
+def author_rows(f: Funnel) -> list[list[str]]:
+    return people_rows(f.authors, AUTHOR_COUNTS, yields=True)
 
 
 def reviewer_rows(f: Funnel) -> list[list[str]]:
-    return [
-        [
-            r.reviewer,
-            str(r.dealt),
-            str(r.decided),
-            str(r.passes),
-            str(r.edits),
-            str(r.drops),
-            minutes(r.median_minutes),
-        ]
-        for r in f.reviewers
-    ]
-
-
-REVIEWER_HEADER = ["reviewer", "dealt", "decided", "pass", "edit", "drop", "median min / review"]
+    return people_rows(f.reviewers, REVIEWER_COUNTS)
 
 
 def summary_line(f: Funnel) -> str:

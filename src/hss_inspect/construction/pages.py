@@ -30,7 +30,7 @@ FEEDBACK_MAX_CHARS = 4_000
 
 def principles_aside() -> str:
     items = "".join(
-        f"<li><b>{escape(p.name)}</b>: {escape(p.text)}</li>" for p in rules().principles
+        f"<li><b>{escape(p.label)}</b>: {escape(p.text)}</li>" for p in rules().principles
     )
     return f"<aside><h3>Every task meets three principles</h3><ol>{items}</ol></aside>"
 
@@ -68,7 +68,7 @@ def author_home(
 def task_list(base: str, tasks: Sequence[TaskView]) -> str:
     rows = "".join(
         f'<tr><td><a href="{base}/task/{escape(t.task_id)}">{escape(t.task_id)}</a></td>'
-        f"<td>{escape(t.media_type)}</td><td>{escape(t.draft.prompt[:90] or '(no question)')}"
+        f"<td>{escape(t.item.media_type)}</td><td>{escape(t.draft.prompt[:90] or '(no question)')}"
         f"</td><td class=state>{escape(state_text(t))}</td></tr>"
         for t in tasks
     )
@@ -174,25 +174,17 @@ def authoring_page(
     return page(f"HSS build: {title}", body, STYLE)
 
 
-def task_summary_page(base: str, name: str, task: TaskView, frames: ShownFrames | None) -> str:
-    """A submitted task as its author sees it: read only, with where it stands."""
-    body = (
-        f"{header('author', name, task.task_id)}"
-        f'<p><a href="{base}">back to your tasks and the pool</a></p>'
-        f"<h2>{escape(task.task_id)}: {escape(state_text(task))}</h2>"
-        f"{media_html(base, task.item_id, task.media_type, frames)}{task_text(task)}"
-    )
-    return page(f"HSS build: {task.task_id}", body, STYLE)
-
-
-def taken_page(base: str, name: str, item: PoolItem, frames: ShownFrames | None) -> str:
+def read_only_page(
+    base: str, name: str, item: PoolItem, heading: str, frames: ShownFrames | None, text: str = ""
+) -> str:
+    """An item as an author sees it without a form: taken by another author, or their own
+    task once submitted (`text`: the task, with where it stands in `heading`)."""
     body = (
         f"{header('author', name, item.item_id)}"
-        f'<p><a href="{base}">back to your tasks and the pool</a></p>'
-        f"<h2>{escape(item.item_id)} is taken by another author</h2>"
-        f"{media_html(base, item.item_id, item.media_type, frames)}"
+        f'<p><a href="{base}">back to your tasks and the pool</a></p><h2>{escape(heading)}</h2>'
+        f"{media_html(base, item.item_id, item.media_type, frames)}{text}"
     )
-    return page(f"HSS build: {item.item_id}", body, STYLE)
+    return page(f"HSS build: {heading}", body, STYLE)
 
 
 def task_text(task: TaskView) -> str:
@@ -227,7 +219,7 @@ def review_page(
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
         f"<h2>{escape(task.task_id)}: round {slot.round} of {rules().rounds}</h2>"
-        f"{media_html(base, task.item_id, task.media_type, frames)}{task_text(task)}"
+        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{task_text(task)}"
         f"{flags_html(flags)}{error}{verdict_form(base, slot, kept or {})}"
     )
     body = header("reviewer", name, progress) + (

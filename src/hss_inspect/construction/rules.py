@@ -15,27 +15,24 @@ OTHER_REASON = "other"
 
 
 @dataclass(frozen=True)
-class Principle:
-    key: str
-    name: str
-    text: str
+class Keyed:
+    """A text of the rules under its key: a principle (its name as `label`, and its `text`)
+    or a reason to drop (its `label`, and the `principle` it stands for, if one)."""
 
-
-@dataclass(frozen=True)
-class DropReason:
     key: str
     label: str
-    principle: str | None
+    text: str = ""
+    principle: str | None = None
 
 
 @dataclass(frozen=True)
 class Rules:
     rounds: int
-    principles: tuple[Principle, ...]
     verdicts: dict[str, str]
-    drop_reasons: tuple[DropReason, ...]
+    principles: tuple[Keyed, ...]
+    drop_reasons: tuple[Keyed, ...]
 
-    def reason(self, key: str) -> DropReason | None:
+    def reason(self, key: str) -> Keyed | None:
         return next((r for r in self.drop_reasons if r.key == key), None)
 
 
@@ -47,7 +44,7 @@ def rules() -> Rules:
         raise ValueError(f"{RULES_FILE}: verdicts must be {', '.join(VERDICTS)}, in order")
     return Rules(
         rounds=int(data["rounds"]),
-        principles=tuple(Principle(**p) for p in data["principles"]),
         verdicts=verdicts,
-        drop_reasons=tuple(DropReason(**r) for r in data["drop_reasons"]),
+        principles=tuple(Keyed(**p) for p in data["principles"]),
+        drop_reasons=tuple(Keyed(**r) for r in data["drop_reasons"]),
     )

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hss_inspect.construction.authoring import Draft
 from hss_inspect.construction.deal import pick_reviewer
@@ -72,79 +72,13 @@ ROLES = ("author", "reviewer")
 AUTHORED, IMPORTED = "authored", "imported"
 
 
+# ---- the file --------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Person:
     name: str
     role: str
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """A task as its pages show it: its item, its state and its latest revision."""
-
-    task_id: str
-    item_id: str
-    item_path: str
-    media_type: str
-    author: str
-    state: str
-    revision: int
-    round: int | None
-    draft: Draft
-    submitted: bool  # whether the latest revision has been submitted
-    feedback: tuple[str, ...] = ()  # the Edit feedback the latest submitted revision got
-
-
-@dataclass(frozen=True)
-class ReviewSlot:
-    """One round of one revision, dealt to one reviewer."""
-
-    task_id: str
-    revision: int
-    round: int
-    reviewer: str
-    dealt_at: float
-    shown_at: float | None = None
-    verdict: str | None = None
-    reason: str | None = None
-    feedback: str | None = None
-    decided_at: float | None = None
-
-
-@dataclass(frozen=True)
-class Flag:
-    """What a check found on one revision, for its reviewers to weigh (never a verdict)."""
-
-    kind: str
-    model: str
-    flagged: bool
-    detail: str
-
-
-@dataclass(frozen=True)
-class RevisionTimes:
-    revision: int
-    started_at: float
-    submitted_at: float | None
-
-
-@dataclass(frozen=True)
-class TaskHistory:
-    """Everything the funnel counts of one task."""
-
-    task_id: str
-    author: str
-    origin: str
-    state: str
-    revision: int
-    round: int | None
-    subdomain: str
-    media_type: str
-    revisions: tuple[RevisionTimes, ...]
-    reviews: tuple[ReviewSlot, ...] = field(default=())
-
-
-# ---- the file --------------------------------------------------------------------------
 
 
 def create_build(
@@ -174,12 +108,9 @@ def create_build(
     return tokens
 
 
-@contextmanager
-def connect(path: Path) -> Iterator[sqlite3.Connection]:
+def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
     """A connection to the build in one transaction, committed on leaving."""
-    check_build(path)
-    with store.transaction(path) as db:
-        yield db
+    return store.transaction(path, check_build)
 
 
 def check_build(path: Path) -> None:
@@ -226,10 +157,26 @@ def items_by_id(path: Path) -> dict[str, PoolItem]:
 # ---- authoring -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class TaskView:
+    """A task as its pages show it: its item, where it stands, its latest revision."""
+
+    task_id: str
+    item: PoolItem
+    author: str
+    round: int | None  # the round it awaits (in review)
+    state: str
+    revision: int
+    draft: Draft
+    submitted: bool  # whether the latest revision has been submitted
+    feedback: tuple[str, ...] = ()  # the Edit feedback the latest submitted revision got
+    origin: str = AUTHORED
+
+
 def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
     row = db.execute(
-        "SELECT t.task_id, t.item_id, i.path, i.media_type, t.author, t.state, t.revision, "
-        "t.round, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
+        "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
+        "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
         "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
         "FROM tasks t JOIN items i USING (item_id) "
         "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision "
@@ -238,16 +185,16 @@ def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
     ).fetchone()
     if row is None:
         return None
-    draft = Draft(row[8], row[9], row[10], criteria_of(row[11]))
     feedback = db.execute(
         "SELECT feedback FROM reviews WHERE task_id = ? AND verdict = 'edit' AND revision = "
         "(SELECT MAX(revision) FROM revisions WHERE task_id = ? AND submitted_at IS NOT NULL)",
         (task_id, task_id),
     ).fetchall()
-    task_id, item_id, item_path, media_type, author, state, revision, round_ = row[:8]
+    draft = Draft(row[10], row[11], row[12], criteria_of(row[13]))
     return TaskView(
-        task_id, item_id, item_path, media_type, author, state, revision, round_,
-        draft=draft, submitted=row[12] is not None, feedback=tuple(f for (f,) in feedback),
+        row[0], PoolItem(*row[1:5]), author=row[5], round=row[6], state=row[7],
+        revision=row[8], origin=row[9], draft=draft, submitted=row[14] is not None,
+        feedback=tuple(f for (f,) in feedback),
     )  # fmt: skip
 
 
@@ -280,7 +227,7 @@ def save_draft(
         if task_id is None:
             task_id = new_task(db, author, item_id, AUTHORED, now)
         view = task_view(db, task_id) if task_id else None
-        if view is None or view.author != author or view.item_id != item_id:
+        if view is None or view.author != author or view.item.item_id != item_id:
             raise InputError(f"task {task_id}: not a task of {author} on item {item_id}")
         if view.state not in ("draft", "returned"):
             raise InputError(
@@ -380,6 +327,29 @@ def import_rows(
 # ---- review ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ReviewSlot:
+    """One round of one revision, dealt to one reviewer when it reached the round, shown to
+    them (None: not yet), and its verdict once given."""
+
+    task_id: str
+    revision: int
+    round: int
+    shown_at: float | None
+    reviewer: str
+    dealt_at: float
+    verdict: str | None = None
+    reason: str | None = None
+    feedback: str | None = None
+    decided_at: float | None = None
+
+
+# The columns of `reviews` in the order of ReviewSlot's fields.
+SLOT_COLUMNS = (
+    "task_id, revision, round, shown_at, reviewer, dealt_at, verdict, reason, feedback, decided_at"
+)
+
+
 def enter_round(
     db: sqlite3.Connection, task_id: str, revision: int, round_: int, now: float
 ) -> None:
@@ -417,7 +387,7 @@ def next_review(
             "SELECT COUNT(*), COUNT(verdict) FROM reviews WHERE reviewer = ?", (reviewer,)
         ).fetchone()
         row = db.execute(
-            "SELECT * FROM reviews WHERE reviewer = ? AND verdict IS NULL "
+            f"SELECT {SLOT_COLUMNS} FROM reviews WHERE reviewer = ? AND verdict IS NULL "
             "ORDER BY dealt_at, task_id LIMIT 1",
             (reviewer,),
         ).fetchone()
@@ -475,17 +445,17 @@ def dealt_to(path: Path) -> dict[tuple[str, str], str]:
     return {(reviewer, task_id): item_id for reviewer, task_id, item_id in rows}
 
 
-def slot_of(path: Path, reviewer: str, task_id: str) -> ReviewSlot | None:
-    """The reviewer's undecided round of the task, if one is dealt to them."""
-    rows = store.rows(
-        path,
-        "SELECT * FROM reviews WHERE reviewer = ? AND task_id = ? AND verdict IS NULL",
-        (reviewer, task_id),
-    )
-    return ReviewSlot(*rows[0]) if rows else None
-
-
 # ---- checks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """What a check found on one revision, for its reviewers to weigh (never a verdict)."""
+
+    kind: str
+    model: str
+    flagged: bool
+    detail: str
 
 
 def awaiting_review(path: Path) -> list[TaskView]:
@@ -527,14 +497,25 @@ def flags_of(path: Path, task_id: str, revision: int) -> list[Flag]:
 # ---- what the funnel and the release read ------------------------------------------------
 
 
+class RevisionTimes(NamedTuple):
+    revision: int
+    started_at: float
+    submitted_at: float | None
+
+
+@dataclass(frozen=True)
+class TaskHistory:
+    """Everything the funnel counts of one task: the task, its revisions and its rounds."""
+
+    view: TaskView
+    revisions: tuple[RevisionTimes, ...]
+    reviews: tuple[ReviewSlot, ...]
+
+
 def histories(path: Path) -> list[TaskHistory]:
     with connect(path) as db:
-        tasks = db.execute(
-            "SELECT t.task_id, t.author, t.origin, t.state, t.revision, t.round, "
-            "COALESCE(r.subdomain, ''), i.media_type FROM tasks t JOIN items i USING (item_id) "
-            "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision "
-            "ORDER BY t.task_id"
-        ).fetchall()
+        ids = [task_id for (task_id,) in db.execute("SELECT task_id FROM tasks ORDER BY task_id")]
+        views = [view for task_id in ids if (view := task_view(db, task_id)) is not None]
         times: dict[str, list[RevisionTimes]] = {}
         for task_id, *rest in db.execute(
             "SELECT task_id, revision, started_at, submitted_at FROM revisions "
@@ -542,28 +523,22 @@ def histories(path: Path) -> list[TaskHistory]:
         ):
             times.setdefault(task_id, []).append(RevisionTimes(*rest))
         reviews: dict[str, list[ReviewSlot]] = {}
-        for row in db.execute("SELECT * FROM reviews ORDER BY task_id, revision, round"):
+        for row in db.execute(
+            f"SELECT {SLOT_COLUMNS} FROM reviews ORDER BY task_id, revision, round"
+        ):
             reviews.setdefault(row[0], []).append(ReviewSlot(*row))
-    return [history(row, times.get(row[0], []), reviews.get(row[0], [])) for row in tasks]
-
-
-def history(
-    row: Sequence[Any], times: Sequence[RevisionTimes], reviews: Sequence[ReviewSlot]
-) -> TaskHistory:
-    task_id, author, origin, state, revision, round_, subdomain, media_type = row
-    return TaskHistory(
-        task_id, author, origin, state, revision, round_, subdomain, media_type,
-        revisions=tuple(times), reviews=tuple(reviews),
-    )  # fmt: skip
+    return [
+        TaskHistory(v, tuple(times.get(v.task_id, ())), tuple(reviews.get(v.task_id, ())))
+        for v in views
+    ]
 
 
 def admitted(path: Path) -> list[tuple[TaskView, PoolItem]]:
     """The admitted tasks at their admitted revision, with their items, in task order."""
-    items = items_by_id(path)
     with connect(path) as db:
         ids = db.execute("SELECT task_id FROM tasks WHERE state = 'admitted' ORDER BY task_id")
         views = [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
-    return [(view, items[view.item_id]) for view in views]
+    return [(view, view.item) for view in views]
 
 
 def criteria_json(criteria: Sequence[Criterion]) -> str:

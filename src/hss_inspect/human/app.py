@@ -23,8 +23,8 @@ from hss_inspect.web.server import (
     html,
     media_response,
     not_found,
-    not_found_response,
     redirect,
+    token_app,
 )
 from hss_inspect.web.tokens import holder_of
 
@@ -46,19 +46,16 @@ class StudyServer:
             FrameStore(media.frames, media.frame_bytes_budget) if self.view == "frames" else None
         )
 
-    def app(self) -> Any:
-        from starlette.applications import Starlette
-        from starlette.routing import Route
+    # (method, path under /a/{token}, handler): nothing else is served
+    ROUTES = (
+        ("GET", "", "page"),
+        ("POST", "/answer", "answer"),
+        ("GET", "/media/{task_id:path}", "media"),
+        ("GET", "/frames/{index:int}/{task_id:path}", "frame"),
+    )
 
-        return Starlette(
-            routes=[
-                Route("/a/{token}", self.page, methods=["GET"]),
-                Route("/a/{token}/answer", self.answer, methods=["POST"]),
-                Route("/a/{token}/media/{task_id:path}", self.media, methods=["GET"]),
-                Route("/a/{token}/frames/{index:int}/{task_id:path}", self.frame, methods=["GET"]),
-            ],
-            exception_handlers={404: not_found_response, 405: not_found_response},
-        )
+    def app(self) -> Any:
+        return token_app("a", self, self.ROUTES)
 
     async def annotator(self, request: Any) -> str:
         name = holder_of(self.tokens, request.path_params["token"])

@@ -13,8 +13,8 @@ import json
 import sqlite3
 import statistics
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,12 +95,9 @@ def create_study(
     return tokens
 
 
-@contextmanager
-def connect(path: Path) -> Iterator[sqlite3.Connection]:
+def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
     """A connection to the study in one transaction, committed on leaving."""
-    check_study(path)
-    with store.transaction(path) as db:
-        yield db
+    return store.transaction(path, check_study)
 
 
 def check_study(path: Path) -> None:

@@ -6,7 +6,7 @@ answers anything unknown with no data, and starting the server."""
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,6 +46,21 @@ async def not_found_response(request: Any, exc: Exception) -> Any:
     from starlette.responses import HTMLResponse
 
     return HTMLResponse(not_found_page(), status_code=404, headers=PAGE_HEADERS)
+
+
+def token_app(prefix: str, server: object, routes: Sequence[tuple[str, str, str]]) -> Any:
+    """A Starlette app of `routes` (method, path under `/{prefix}/{token}`, the name of the
+    handler on `server`), where anything else, or any method not routed, gets the 404 page."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    made = [
+        Route(f"/{prefix}/{{token}}{path}", getattr(server, handler), methods=[method])
+        for method, path, handler in routes
+    ]
+    return Starlette(
+        routes=made, exception_handlers={404: not_found_response, 405: not_found_response}
+    )
 
 
 def html(body: str, status_code: int = 200) -> Any:

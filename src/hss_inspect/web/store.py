@@ -5,7 +5,7 @@ FULL), so a server killed at any moment keeps everything it acknowledged."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,8 +34,13 @@ def create(path: Path, schema: str, what: str) -> None:
 
 
 @contextmanager
-def transaction(path: Path) -> Iterator[sqlite3.Connection]:
-    """A connection in one transaction, committed on leaving (rolled back on an error)."""
+def transaction(
+    path: Path, check: Callable[[Path], None] | None = None
+) -> Iterator[sqlite3.Connection]:
+    """A connection in one transaction, committed on leaving (rolled back on an error);
+    `check` first refuses a file that is not the store's kind."""
+    if check is not None:
+        check(path)
     db = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")
