@@ -1,8 +1,8 @@
 """How fast a build's pages show their media, with 10 people working at once on a pool of 200
 items, and the server's memory.
 
-The pool: 140 photos (1920x1080 JPEG) and 60 clips (20-80 s, 640x360, with an audio track
-the server strips), plus a 4K photo and a 2-minute clip. First, in headless Chromium, the
+The pool: 200 items, 139 photos (1920x1080 JPEG), 59 clips (20-78 s, 640x360, with an
+audio track the server strips), a 4K photo and a 2-minute clip. First, in headless Chromium, the
 time from the request of an author's item page to its media shown (the 4K image decoded,
 the 2-minute clip ready to play) on a freshly started `hss-inspect build serve`,
 `--repeats` times, side by side with the same bytes in a plain page served as static files
@@ -58,10 +58,10 @@ LINK = re.compile(r"^  (author|reviewer) (\S+): http://\S+/b/(\S+)$", re.M)
 
 def make_pool(pool: Path) -> None:
     rng = np.random.default_rng(0)
-    for n in range(140):
+    for n in range(139):
         photo = rng.integers(0, 60, (1080, 1920, 3), dtype=np.uint8) + np.uint8(n % 150)
         Image.fromarray(photo).save(pool / f"photo_{n:03d}.jpg", quality=85)
-    for n in range(60):
+    for n in range(59):
         encode_clip(pool / f"clip_{n:02d}.mp4", 20 + n, 10, (640, 360), audio=True)
     photo = (
         rng.integers(0, 40, (2160, 3840, 3), dtype=np.uint8)
