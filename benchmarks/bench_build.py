@@ -2,17 +2,21 @@
 items, and the server's memory.
 
 The pool: 200 items, 139 photos (1920x1080 JPEG), 59 clips (20-78 s, 640x360, with an
-audio track the server strips), a 4K photo and a 2-minute clip. First, in headless Chromium, the
-time from the request of an author's item page to its media shown (the 4K image decoded,
-the 2-minute clip ready to play) on a freshly started `hss-inspect build serve`,
-`--repeats` times, side by side with the same bytes in a plain page served as static files
-(the floor: Starlette's StaticFiles). Then 10 people at once over HTTP (5 authors writing
-and submitting tasks on free items, 5 reviewers deciding every round dealt to them until
-all is reviewed): each page request followed by its media, timed from the page's request to
-the media's last byte, against the same requests of a static site at the same concurrency;
-and the server's resident memory after start and at its peak (VmHWM).
+audio track the server strips), a 4K photo and a 2-minute clip.
 
-    python -m benchmarks.bench_build [--repeats 3] [--tasks-per-author 8]
+First, in headless Chromium, the time from the request of an author's item page to its
+media shown (the 4K image decoded, the 2-minute clip ready to play) on a freshly started
+`hss-inspect build serve`, and again on the same server, `--repeats` times, side by side
+with the same bytes (as the build serves them) in a plain page served as static files (the
+floor: Starlette's StaticFiles).
+
+Then 10 people at once over HTTP (5 authors writing and submitting tasks on free items
+spread over the pool, 5 reviewers deciding every round dealt to them until all is
+reviewed): each page request followed by its media, timed from the page's request to the
+media's last byte, against pages of the same bytes on a static site at the same
+concurrency; and the server's resident memory after start and at its peak (VmHWM).
+
+    python -m benchmarks.bench_build [--repeats 3] [--tasks-per-author 8] [--pool DIR]
         [--json benchmarks/results_build.json]
 """
 
@@ -23,7 +27,6 @@ import html
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -81,10 +84,14 @@ def new_build(path: Path, pool: Path, env: dict[str, str]) -> tuple[dict[str, st
     return {f"{role}:{name}": token for role, name, token in LINK.findall(done.stdout)}, seconds
 
 
-def item_ids(path: Path) -> dict[str, str]:
+def pool_items_of(path: Path) -> list[Any]:
     from hss_inspect.construction.store import pool_items
 
-    return {item.path: item.item_id for item, _, _ in pool_items(path)}
+    return [item for item, _, _ in pool_items(path)]
+
+
+def item_ids(path: Path) -> dict[str, str]:
+    return {item.path: item.item_id for item in pool_items_of(path)}
 
 
 # ---- time to shown, in Chromium ----------------------------------------------------------
@@ -92,11 +99,14 @@ def item_ids(path: Path) -> dict[str, str]:
 
 def shown_on_fresh_server(
     browser: Any, build: Path, url_path: str, shown: str, env: dict[str, str]
-) -> float:
+) -> tuple[float, float]:
+    """Seconds to shown on a server that has answered nothing yet, then on the same server
+    again (each in a new browser context: nothing cached)."""
     server = Server(build, env, free_port(), command="build")
     server.start()
     try:
-        return time_to_shown(browser, f"{server.base}{url_path}", shown)
+        fresh = time_to_shown(browser, f"{server.base}{url_path}", shown)
+        return fresh, time_to_shown(browser, f"{server.base}{url_path}", shown)
     finally:
         server.kill()
 
@@ -244,21 +254,42 @@ def quantiles(values: list[float]) -> dict[str, float]:
     }
 
 
-def static_site(pool: Path, work: Path, paths: list[str]) -> tuple[Path, list[str]]:
-    """One plain page per pool file, holding it as the build's page does."""
+def served_bytes(
+    build: Path, token: str, item_ids: list[str], env: dict[str, str]
+) -> dict[str, bytes]:
+    """Each item's media as the build serves it (a clip without its audio track), so the
+    static floor serves the very same bytes."""
+    server = Server(build, env, free_port(), command="build")
+    server.start()
+    try:
+        with httpx.Client(base_url=server.base, timeout=300) as client:
+            return {i: client.get(f"/b/{token}/media/{i}").content for i in item_ids}
+    finally:
+        server.kill()
+
+
+def static_site(work: Path, files: dict[str, tuple[str, bytes]]) -> tuple[Path, list[str]]:
+    """One plain page per file (name -> media type and bytes), showing it as the build's
+    page does."""
     site = work / "static"
     site.mkdir(parents=True)
     pages = []
-    for n, path in enumerate(paths):
-        shutil.copy(pool / path, site / path)
+    for n, (name, (media_type, data)) in enumerate(files.items()):
+        (site / name).write_bytes(data)
         tag = (
-            f'<video controls preload=auto src="{path}"></video>'
-            if path.endswith(".mp4")
-            else f'<img src="{path}">'
+            f'<video controls preload=auto src="{name}"></video>'
+            if media_type == "video"
+            else f'<img src="{name}">'
         )
         static_page(site, f"p{n}.html", tag)
         pages.append(f"/p{n}.html")
     return site, pages
+
+
+def spread(items: list[str], count: int) -> list[str]:
+    """`count` items spread evenly over the pool (images and clips alike)."""
+    step = max(1, len(items) // count)
+    return items[::step][:count]
 
 
 def main() -> None:
@@ -283,10 +314,13 @@ def main() -> None:
         tokens, made_in = new_build(build, pool, env)
         ids = item_ids(build)
         author = next(t for k, t in tokens.items() if k.startswith("author:"))
-        site, _ = static_site(pool, work, ["zz_photo_4k.jpg", "zz_clip_2min.mp4"])
+        types = {item.item_id: item.media_type for item in pool_items_of(build)}
+        big = [ids["zz_photo_4k.jpg"], ids["zz_clip_2min.mp4"]]
+        shown = served_bytes(build, author, big, env)
+        site, _ = static_site(work, {f"{i}.media": (types[i], shown[i]) for i in big})
         static, static_base = serve_static(site)
         cases = {
-            "4K image": (ids["zz_photo_4k.jpg"], SHOWN["image"], "/p0.html"),
+            "4K image": (ids["zz_photo_4k.jpg"], SHOWN["image"], "/p0.html"),  # same bytes
             "2-min clip": (ids["zz_clip_2min.mp4"], SHOWN["video"], "/p1.html"),
         }
         times: dict[str, dict[str, list[float]]] = {}
@@ -295,12 +329,12 @@ def main() -> None:
             with sync_playwright() as driver:
                 browser = driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
                 for name, (item_id, shown, floor) in cases.items():
-                    times[name] = {"build": [], "static": []}
+                    times[name] = {"build": [], "build, warm": [], "static": []}
                     for _ in range(args.repeats):
                         url = f"/b/{author}/item/{item_id}"
-                        times[name]["build"].append(
-                            shown_on_fresh_server(browser, build, url, shown, env)
-                        )
+                        fresh, warm = shown_on_fresh_server(browser, build, url, shown, env)
+                        times[name]["build"].append(fresh)
+                        times[name]["build, warm"].append(warm)
                         times[name]["static"].append(
                             time_to_shown(browser, f"{static_base}{floor}", shown)
                         )
@@ -309,19 +343,24 @@ def main() -> None:
             static.kill()
         say("10 people at once")
         free = [item_id for path, item_id in sorted(ids.items()) if not path.startswith("zz_")]
-        crowd = people_at_once(build, tokens, free, args.tasks_per_author, env)
-        chosen = [p for p in sorted(ids) if not p.startswith("zz_")][
-            : AUTHORS * args.tasks_per_author
-        ]
-        site2, pages = static_site(pool, work / "floor", chosen)
-        floor = static_at_once(site2, pages * (crowd["media_pages"] // max(len(pages), 1) or 1),
-                               AUTHORS + REVIEWERS)  # fmt: skip
+        chosen = spread(free, AUTHORS * args.tasks_per_author)
+        # each author's share spread over the pool too: author n takes every AUTHORS-th item
+        shares = [chosen[n::AUTHORS] for n in range(AUTHORS)]
+        crowd = people_at_once(build, tokens, [i for share in shares for i in share],
+                               args.tasks_per_author, env)  # fmt: skip
+        files = served_bytes(build, author, chosen, env)
+        site2, pages = static_site(
+            work / "floor", {f"{i}.media": (types[i], files[i]) for i in chosen}
+        )
+        repeats = max(1, round(crowd["media_pages"] / len(pages)))
+        floor = static_at_once(site2, pages * repeats, AUTHORS + REVIEWERS)
         summary: dict[str, Any] = {
             "pool_items": len(ids),
             "build_new_seconds": round(made_in, 1),
             "repeats": args.repeats,
             "median_seconds_to_shown": medians(times),
             "ratio_build_over_static": ratios(times, "build", "static"),
+            "ratio_build_warm_over_static": ratios(times, "build, warm", "static"),
             "people_at_once": crowd,
             "static_at_once": floor,
             "ratio_page_to_media_median": round(
