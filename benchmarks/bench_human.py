@@ -269,6 +269,22 @@ def many_at_once(study: Path, tokens: dict[str, str], env: dict[str, str]) -> di
         server.kill()
 
 
+def medians(times: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    """Each case's median seconds, per side."""
+    return {
+        name: {side: round(statistics.median(v), 3) for side, v in t.items()}
+        for name, t in times.items()
+    }
+
+
+def ratios(times: dict[str, dict[str, list[float]]], ours: str, floor: str) -> dict[str, float]:
+    """Each case's median on our side over the floor's."""
+    return {
+        name: round(statistics.median(t[ours]) / statistics.median(t[floor]), 2)
+        for name, t in times.items()
+    }
+
+
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
@@ -329,14 +345,8 @@ def main() -> None:
         summary: dict[str, Any] = {
             "repeats": args.repeats,
             "frames_in_frames_view": len(frames),
-            "median_seconds_to_shown": {
-                name: {k: round(statistics.median(v), 3) for k, v in t.items()}
-                for name, t in times.items()
-            },
-            "ratio_study_over_static": {
-                name: round(statistics.median(t["study"]) / statistics.median(t["static"]), 2)
-                for name, t in times.items()
-            },
+            "median_seconds_to_shown": medians(times),
+            "ratio_study_over_static": ratios(times, "study", "static"),
             "all_under_1_s": all(statistics.median(t["study"]) < 1 for t in times.values()),
         }
         summary["annotators_at_once"] = {}

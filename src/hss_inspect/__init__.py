@@ -41,10 +41,14 @@ the test command):
     scripted | hooks | versioning
                     the offline stand-in model for every role | the Inspect hooks (log
                     size, run pace) | the version fingerprints of what changes results
-    audit | estimate | human
+    audit | estimate | human | construction
                     the judge audit: known answers graded by the production judge | a
                     run's requests and bill, before anything is sent | a human study:
-                    tasks dealt to annotators, their pages, answers to grade
+                    tasks dealt to annotators, their pages, answers to grade | the
+                    tasks built: authored from a media pool, three review rounds, the
+                    funnel, the release
+    web             what the people-facing rooms share: private links, the store that
+                    loses nothing, media as people see them, pages and the server
     report          Inspect logs -> per-attempt records -> pure arithmetic -> renderers
     conditions | grading
                     what the model is sent and how its answer is taken | the rubric

@@ -106,8 +106,11 @@ def human(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def served(study: Path, env: dict[str, str], port: int | None = None) -> Iterator[Server]:
-    server = Server(study, env, port or free_port())
+def served(
+    study: Path, env: dict[str, str], port: int | None = None, command: str = "human"
+) -> Iterator[Server]:
+    """`hss-inspect COMMAND serve FILE` (a study's, or a build's with `command="build"`)."""
+    server = Server(study, env, port or free_port(), command)
     server.start()
     try:
         yield server
@@ -119,13 +122,13 @@ class Server:
     """The study's server in its own process, which can be killed (SIGKILL) and started
     again on the same port."""
 
-    def __init__(self, study: Path, env: dict[str, str], port: int) -> None:
-        self.study, self.env, self.port = study, env, port
+    def __init__(self, study: Path, env: dict[str, str], port: int, command: str = "human") -> None:
+        self.study, self.env, self.port, self.command = study, env, port, command
         self.process: subprocess.Popen[str] | None = None
         self.base = f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
-        command = [HSS_INSPECT, "human", "serve", str(self.study), "--port", str(self.port)]
+        command = [HSS_INSPECT, self.command, "serve", str(self.study), "--port", str(self.port)]
         self.process = subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
@@ -136,7 +139,7 @@ class Server:
                 return
             except httpx.HTTPError:
                 time.sleep(0.1)
-        raise RuntimeError("the study's server did not start")
+        raise RuntimeError(f"`hss-inspect {self.command} serve` did not start")
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

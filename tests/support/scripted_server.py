@@ -2,7 +2,8 @@
 provider. Run as `python scripted_server.py PORT_FILE LOG_FILE`; it writes its port to
 PORT_FILE, appends every request body to LOG_FILE (JSON lines) and serves until killed.
 
-Model `candidate` answers by the behaviour word in the question (see fixture_repo.py);
+Model `candidate` answers by the behaviour word in the question (see fixture_repo.py), and
+without media says it cannot tell, unless the question holds [GUESS];
 model `judge` grades by the behaviour word it finds in the candidate's answer; a model
 whose name ends in `-slow` answers after SLOW_SECONDS.
 """
@@ -52,7 +53,8 @@ def candidate_reply(messages: list[dict[str, Any]]) -> str:
     found = _BEHAVIOUR.search(question)
     behaviour = found.group(1) if found else "FAIL"
     if not has_media:
-        return "I cannot tell without seeing it."
+        # [GUESS]: a question answered from its text alone (the blind control passes it)
+        return "My answer is PASS." if "[GUESS]" in question else "I cannot tell without seeing it."
     if behaviour == "EMPTY":
         return ""
     if behaviour == "ONCE":

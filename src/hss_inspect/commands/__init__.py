@@ -10,6 +10,8 @@ prints; a subcommand's module is imported only when it runs.
 - `frames`: `frames`, the exact frames a model receives for one clip.
 - `cache`: `cache`, where the media cache is and what it holds.
 - `human`: `human new | serve | status | export`, a study of people answering HSS.
+- `build`: `build new | import | serve | links | status | funnel | check | export`, tasks
+  authored, reviewed in three rounds and exported as a release.
 - `options`: `options`, the options a task takes, with their defaults and meaning.
 - `arguments`: flags and words several commands take the same way.
 """

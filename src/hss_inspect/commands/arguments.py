@@ -40,3 +40,16 @@ def named_pairs(values: Sequence[str], option: str, form: str = "NAME=VALUE") ->
             raise InputError(f"{option} takes {form}, got {value!r}")
         pairs[name.strip()] = target.strip()
     return pairs
+
+
+def people_names(given: str, flag: str, prefix: str) -> list[str]:
+    """`3` is PREFIX-1 to PREFIX-3; anything else is a comma list of names, each once."""
+    if given.strip().isdigit():
+        count = int(given)
+        if count < 1:
+            raise InputError(f"{flag} 0: give at least one")
+        return [f"{prefix}-{n}" for n in range(1, count + 1)]
+    names = [name.strip() for name in given.split(",") if name.strip()]
+    if not names or len(set(names)) != len(names):
+        raise InputError(f"{flag} {given}: give a count or a comma list of names, each once")
+    return names

@@ -70,6 +70,9 @@ COMMANDS: dict[str, Command] = {
         "recipe", "run one of the paper's experiments as an eval set", runs_evals=True
     ),
     "human": Command("human", "a study of people answering HSS tasks: new, serve, status, export"),
+    "build": Command(
+        "build", "HSS tasks built as the paper built them: authoring, three review rounds, export"
+    ),
     "rebuild-frames": Command(
         "rebuild", "rebuild the frames (or image) a logged sample was sent and check them"
     ),

@@ -8,10 +8,11 @@ import argparse
 import os
 from pathlib import Path
 
-from hss_inspect.core.errors import InputError
+from hss_inspect.commands.arguments import people_names
 from hss_inspect.core.options import FRAME_OPTIONS, SELECTION_OPTIONS, add_flags, media_settings
 from hss_inspect.human.answers import VIEWS
-from hss_inspect.human.study import DEFAULT_HOST, DEFAULT_PORT
+from hss_inspect.human.study import DEFAULT_PORT
+from hss_inspect.web.server import DEFAULT_HOST
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,19 +53,6 @@ def run(args: argparse.Namespace) -> int:
     ](args)
 
 
-def annotator_names(given: str) -> list[str]:
-    """`3` is annotator-1 to annotator-3; anything else is a comma list of names."""
-    if given.strip().isdigit():
-        count = int(given)
-        if count < 1:
-            raise InputError("--annotators 0: give at least one annotator")
-        return [f"annotator-{n}" for n in range(1, count + 1)]
-    names = [name.strip() for name in given.split(",") if name.strip()]
-    if len(set(names)) != len(names):
-        raise InputError(f"--annotators {given}: each name once")
-    return names
-
-
 def run_new(args: argparse.Namespace) -> int:
     from hss_inspect.data.release import open_release
     from hss_inspect.data.rows import select_rows
@@ -75,9 +63,10 @@ def run_new(args: argparse.Namespace) -> int:
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
     rows = rows[: args.limit] if args.limit else rows
     selection = {k: getattr(args, k) for k in ("media", "domains", "subdomains", "limit")}
+    annotators = people_names(args.annotators, "--annotators", "annotator")
     tokens = new_study(
-        args.study, release, rows, annotator_names(args.annotators), args.answers_per_task,
-        args.seed, args.view, media, selection,
+        args.study, release, rows, annotators, args.answers_per_task, args.seed, args.view,
+        media, selection,
     )  # fmt: skip
     print(f"study {args.study}: {len(rows)} tasks from {release.description}, {args.view} view")
     print(prepare_study_media(release, rows, args.view, media, args.jobs))
@@ -88,19 +77,18 @@ def run_new(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from hss_inspect.human.app import StudyServer
     from hss_inspect.human.store import tokens_of
+    from hss_inspect.web.server import check_installed, run_server
 
-    try:
-        import uvicorn
-    except ModuleNotFoundError:
-        raise InputError("the study's server needs: pip install 'hss-inspect[human]'") from None
+    check_installed("human")
+    from hss_inspect.human.app import StudyServer
+
     app = StudyServer(args.study).app()
     count = len(tokens_of(args.study))
     print(
         f"serving {args.study} to {count} annotator(s) at http://{args.host}:{args.port}/a/<token>"
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    run_server(app, args.host, args.port)
     return 0
 
 

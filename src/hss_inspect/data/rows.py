@@ -105,6 +105,30 @@ def _sha256_json(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def row_record(row: TaskRow) -> dict[str, Any]:
+    """The row as a line of `data/test.jsonl` holds it: the inverse of `parse_row`, so a
+    release written here reads back as the same rows."""
+    return {
+        "task_id": row.task_id,
+        "domain": row.domain,
+        "subdomain": row.subdomain,
+        "media_type": row.media_type,
+        "media_path": row.media_path,
+        "prompt": row.prompt,
+        "golden_response": row.golden_response,
+        "rubric_criteria": criterion_records(row.criteria),
+        "num_criteria": len(row.criteria),
+    }
+
+
+def criterion_records(criteria: Sequence[Criterion]) -> list[dict[str, Any]]:
+    """Criteria as the release holds them: `{id, title}`, and `weight` where one is set."""
+    return [
+        {"id": c.id, "title": c.title, **({} if c.weight is None else {"weight": c.weight})}
+        for c in criteria
+    ]
+
+
 def parse_rows(lines: Iterable[str], source: str) -> list[TaskRow]:
     """Every row of a JSONL text, or one DatasetError naming each bad row and its fault."""
     rows: list[TaskRow] = []

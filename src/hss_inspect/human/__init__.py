@@ -4,8 +4,7 @@
 - `app`: the web app: each annotator's private page, media and answers (Starlette).
 - `study`: a new study: tasks dealt, written, and its media prepared ahead.
 - `grading`: the answers as the samples of `hss_human`, for the same judge to grade.
-- `pages`: the pages, rendered on the server, everything typed escaped.
-- `media`: an image as it is, a clip without its audio, or a model's frames and labels.
+- `pages`: the study's pages, on the shared chrome of `web/`, everything typed escaped.
 - `store`: the study's SQLite file: settings, tasks, annotators, assignments, answers.
 - `answers`: the answers as JSON lines, from a study or another platform.
 - `assign`: which annotator answers which task: balanced and seeded, pure.

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import InputError
+from hss_inspect.web.store import is_sqlite
 
 CONFIDENCES = ("sure", "unsure")
 VIEWS = ("media", "frames")
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,7 @@ class HumanAnswer:
 
 def is_study(path: Path) -> bool:
     """Whether `path` is a study's SQLite file (rather than a JSONL file of answers)."""
-    with path.open("rb") as handle:
-        return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    return is_sqlite(path)
 
 
 def jsonl_answers(path: Path) -> list[HumanAnswer]:

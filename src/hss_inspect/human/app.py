@@ -8,35 +8,25 @@ study at all.
 
 from __future__ import annotations
 
-import mimetypes
-import secrets
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
-
-import anyio
+from typing import Any
 
 from hss_inspect.core.options import media_settings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.human import store
 from hss_inspect.human.answers import CONFIDENCES
-from hss_inspect.human.media import FrameStore, silent_clip
-from hss_inspect.human.pages import ANSWER_MAX_CHARS, done_page, not_found_page, task_page
-
-T = TypeVar("T")
-# A page holds a form and the study's state: never kept or shared by a cache.
-PAGE_HEADERS = {
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-}
-MEDIA_HEADERS = {**PAGE_HEADERS, "Cache-Control": "private, max-age=86400"}
-
-
-async def blocking(work: Callable[..., T], *args: Any) -> T:
-    """SQLite and file work off the event loop, so one slow write stalls nobody else."""
-    return await anyio.to_thread.run_sync(partial(work, *args))
+from hss_inspect.human.pages import ANSWER_MAX_CHARS, done_page, task_page
+from hss_inspect.web.media import FrameStore
+from hss_inspect.web.server import (
+    blocking,
+    frame_response,
+    html,
+    media_response,
+    not_found,
+    redirect,
+    token_app,
+)
+from hss_inspect.web.tokens import holder_of
 
 
 class StudyServer:
@@ -56,44 +46,29 @@ class StudyServer:
             FrameStore(media.frames, media.frame_bytes_budget) if self.view == "frames" else None
         )
 
+    # (method, path under /a/{token}, handler): nothing else is served
+    ROUTES = (
+        ("GET", "", "page"),
+        ("POST", "/answer", "answer"),
+        ("GET", "/media/{task_id:path}", "media"),
+        ("GET", "/frames/{index:int}/{task_id:path}", "frame"),
+    )
+
     def app(self) -> Any:
-        from starlette.applications import Starlette
-        from starlette.routing import Route
-
-        return Starlette(
-            routes=[
-                Route("/a/{token}", self.page, methods=["GET"]),
-                Route("/a/{token}/answer", self.answer, methods=["POST"]),
-                Route("/a/{token}/media/{task_id:path}", self.media, methods=["GET"]),
-                Route("/a/{token}/frames/{index:int}/{task_id:path}", self.frame, methods=["GET"]),
-            ],
-            exception_handlers={404: self.not_found, 405: self.not_found},
-        )
-
-    async def not_found(self, request: Any, exc: Exception) -> Any:
-        from starlette.responses import HTMLResponse
-
-        return HTMLResponse(not_found_page(), status_code=404, headers=PAGE_HEADERS)
+        return token_app("a", self, self.ROUTES)
 
     async def annotator(self, request: Any) -> str:
-        from starlette.exceptions import HTTPException
-
-        given = request.path_params["token"]
-        # each token compared in constant time, so its text cannot be found by timing
-        for name, token in self.tokens.items():
-            if secrets.compare_digest(token, given):
-                return name
-        raise HTTPException(404)
+        name = holder_of(self.tokens, request.path_params["token"])
+        if name is None:
+            raise not_found()
+        return name
 
     async def page(self, request: Any) -> Any:
-        from starlette.responses import HTMLResponse
-
         name = await self.annotator(request)
         task, answered, assigned = await blocking(store.next_task, self.study, name)
         if task is None:
-            return HTMLResponse(done_page(assigned), headers=PAGE_HEADERS)
-        html = await self.render(request, task, answered, assigned)
-        return HTMLResponse(html, headers=PAGE_HEADERS)
+            return html(done_page(assigned))
+        return html(await self.render(request, task, answered, assigned))
 
     async def render(
         self, request: Any, task: store.StudyTask, answered: int, assigned: int, **kept: str
@@ -105,8 +80,6 @@ class StudyServer:
         return task_page(base, task, answered, assigned, frames, **kept)
 
     async def answer(self, request: Any) -> Any:
-        from starlette.responses import HTMLResponse, RedirectResponse
-
         name = await self.annotator(request)
         form = await request.form(max_part_size=4 * ANSWER_MAX_CHARS)
         task_id, text = str(form.get("task_id", "")), str(form.get("answer", ""))
@@ -115,49 +88,32 @@ class StudyServer:
         if problem:
             task = self.assignments.get((name, task_id))
             if task is None:
-                return await self.not_found(request, Exception())
+                raise not_found()
             _, answered, assigned = await blocking(store.next_task, self.study, name)
             kept = {"kept_answer": text, "error": problem}
-            html = await self.render(request, task, answered, assigned, **kept)
-            return HTMLResponse(html, status_code=422, headers=PAGE_HEADERS)
+            return html(await self.render(request, task, answered, assigned, **kept), 422)
         await blocking(store.submit, self.study, name, task_id, text, confidence, self.view)
-        return RedirectResponse(f"/a/{request.path_params['token']}", status_code=303)
+        return redirect(f"/a/{request.path_params['token']}")
 
     async def media_file(self, task: store.StudyTask) -> Path:
         return await blocking(self.release.media_file, task.media_path, task.task_id)
 
     async def assigned(self, request: Any) -> store.StudyTask:
-        from starlette.exceptions import HTTPException
-
         name = await self.annotator(request)
-        task_id = request.path_params["task_id"]
-        task = self.assignments.get((name, task_id))
+        task = self.assignments.get((name, request.path_params["task_id"]))
         if task is None:
-            raise HTTPException(404)
+            raise not_found()
         return task
 
     async def media(self, request: Any) -> Any:
-        from starlette.responses import FileResponse
-
         task = await self.assigned(request)
-        path = await self.media_file(task)
-        if task.media_type == "video":
-            return FileResponse(await silent_clip(path), headers=MEDIA_HEADERS)
-        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        return FileResponse(path, media_type=kind, headers=MEDIA_HEADERS)
+        return await media_response(await self.media_file(task), task.media_type)
 
     async def frame(self, request: Any) -> Any:
-        from starlette.exceptions import HTTPException
-        from starlette.responses import Response
-
         task = await self.assigned(request)
-        if self.frames is None or task.media_type != "video":
-            raise HTTPException(404)
-        shown = await self.frames.frames(await self.media_file(task))
-        index = request.path_params["index"]
-        if not 0 <= index < len(shown.jpegs):
-            raise HTTPException(404)
-        return Response(shown.jpegs[index], media_type="image/jpeg", headers=MEDIA_HEADERS)
+        frames = self.frames if task.media_type == "video" else None
+        path = await self.media_file(task)
+        return await frame_response(frames, path, request.path_params["index"])
 
 
 def answer_problem(text: str, confidence: str) -> str:

@@ -10,12 +10,11 @@ is keyed by annotator and task, so a second submit of the same task stores nothi
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 import statistics
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.human.answers import HumanAnswer, is_study, jsonl_answers
+from hss_inspect.web import store
+from hss_inspect.web.tokens import new_token
 
 SCHEMA = """
 CREATE TABLE study (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,8 +45,6 @@ CREATE TABLE answers (
     FOREIGN KEY (annotator, task_id) REFERENCES assignments(annotator, task_id)
 );
 """
-# 24 random bytes: a 192-bit secret in each link (URL-safe base64, 32 characters).
-TOKEN_BYTES = 24
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,6 @@ class Progress:
     median_seconds: float | None
 
 
-def new_token() -> str:
-    return secrets.token_urlsafe(TOKEN_BYTES)
-
-
 def create_study(
     path: Path,
     settings: Mapping[str, Any],
@@ -79,14 +74,8 @@ def create_study(
     given: Mapping[str, Sequence[str]],
 ) -> dict[str, str]:
     """Write a new study; each annotator's token."""
-    if path.exists():
-        raise InputError(f"{path} exists: a study is made once; give a new file")
+    store.create(path, SCHEMA, "study")
     tokens = {name: new_token() for name in given}
-    schema = sqlite3.connect(path)
-    try:
-        schema.executescript(SCHEMA)  # commits on its own, before the rows go in
-    finally:
-        schema.close()
     with connect(path) as db:
         db.executemany(
             "INSERT INTO study VALUES (?, ?)", [(k, json.dumps(v)) for k, v in settings.items()]
@@ -106,24 +95,9 @@ def create_study(
     return tokens
 
 
-@contextmanager
-def connect(path: Path) -> Iterator[sqlite3.Connection]:
-    """A connection in one transaction, committed on leaving (rolled back on an error)."""
-    check_study(path)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute("BEGIN IMMEDIATE")
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    finally:
-        db.close()
+def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
+    """A connection to the study in one transaction, committed on leaving."""
+    return store.transaction(path, check_study)
 
 
 def check_study(path: Path) -> None:
@@ -229,8 +203,8 @@ def progress_of(path: Path) -> list[Progress]:
 
 
 def _rows(path: Path, query: str) -> list[Any]:
-    with connect(path) as db:
-        return db.execute(query).fetchall()
+    check_study(path)
+    return store.rows(path, query)
 
 
 def _iso(moment: float) -> str:

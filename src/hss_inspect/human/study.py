@@ -4,7 +4,6 @@ frames in the media cache, each clip without its audio track), so that each show
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,12 +14,12 @@ from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import TaskRow
 from hss_inspect.human.assign import Assignable, assign
-from hss_inspect.human.media import silent_clip
 from hss_inspect.human.store import StudyTask, create_study
-from hss_inspect.media.prepare import jobs_for, prepare_all
+from hss_inspect.web.media import Shown, prepare_shown
+from hss_inspect.web.server import DEFAULT_HOST
 
-# Where `hss-inspect human serve` listens unless told otherwise.
-DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8765
+# Where `hss-inspect human serve` listens unless told otherwise (`web.server.DEFAULT_HOST`).
+DEFAULT_PORT = 8765
 
 
 def new_study(
@@ -58,22 +57,9 @@ def new_study(
 def prepare_study_media(
     release: Release, rows: Sequence[TaskRow], view: str, media: MediaSettings, jobs: int
 ) -> str:
-    """Fill the cache with what the study shows, so each task shows at once: in the frames
-    view each clip's frames at the study's settings; else each clip without its audio track
-    (every file is fetched either way). One line saying what was done."""
-    if view == "frames":
-        summary = prepare_all(release.media_file, jobs_for(rows, [media]), jobs)
-        return "; ".join(summary.lines())
-
-    async def fetch_and_silence() -> int:
-        for row in rows:
-            path = release.media_file(row.media_path, row.task_id)
-            if row.media_type == "video":
-                await silent_clip(path)
-        return sum(row.media_type == "video" for row in rows)
-
-    clips = asyncio.run(fetch_and_silence())
-    return f"fetched {len(rows)} media file(s); {clips} clip(s) kept without their audio track"
+    """Fill the cache with what the study shows (`web.media.prepare_shown`)."""
+    shown = [Shown(r.task_id, r.media_type, r.media_path) for r in rows]
+    return prepare_shown(shown, release.media_file, view, media, jobs)
 
 
 def link(token: str, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> str:

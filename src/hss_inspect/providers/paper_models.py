@@ -57,6 +57,12 @@ def release_tasks() -> int:
     return int(paper_data()["release"]["tasks"])
 
 
+def construction_funnel() -> tuple[int, tuple[int, ...]]:
+    """Tasks authored, and the net survivors after each review round (Sec. 2.4, Fig. 8)."""
+    funnel = paper_data()["construction"]
+    return int(funnel["authored"]), tuple(int(n) for n in funnel["after_rounds"])
+
+
 def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
     """The generate options the paper ran `model` with (Table 5, App. C.1), at `effort`
     instead of its own where given."""

@@ -1,13 +1,16 @@
-"""The media a study shows: an image as it is; a clip without its audio track (the benchmark
-is the visual channel only: the track is removed from what is served, not muted), kept in
-the media cache; or, in the frames view, the frames and time labels a model is sent at the
-study's settings, from the same cache and code as a run's."""
+"""The media people are shown (in a study, or while building tasks): an image as it is; a
+clip without its audio track (the benchmark is the visual channel only: the track is
+removed from what is served, not muted), kept in the media cache; or, in the frames view,
+the frames and time labels a model is sent at the chosen settings, from the same cache and
+code as a run's. All of it can be prepared ahead, so each page shows at once."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +18,10 @@ import av
 
 from hss_inspect.conditions.prompt import frame_label
 from hss_inspect.conditions.turn import frames_note
-from hss_inspect.core.settings import FrameSettings
+from hss_inspect.core.settings import FrameSettings, MediaSettings
 from hss_inspect.media import service
 from hss_inspect.media.cache_folder import cache_root
+from hss_inspect.media.prepare import Fetch, PrepareJob, prepare_all
 from hss_inspect.media.video import SampledVideo
 
 # Frames kept in the server's memory between requests (each frame is its own request).
@@ -106,3 +110,35 @@ def shown_frames(video: SampledVideo) -> ShownFrames:
     return ShownFrames(
         frames_note(video), video.jpegs, tuple(frame_label(t) for t in video.timestamps)
     )
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A media file people will be shown: the name an error gives it (a task, an item),
+    its type and its path as `fetch` takes it."""
+
+    name: str
+    media_type: str
+    media_path: str
+
+
+def prepare_shown(
+    shown: Sequence[Shown], fetch: Fetch, view: str, media: MediaSettings, jobs: int
+) -> str:
+    """Fill the cache with what people are shown, so each page shows at once: in the frames
+    view each clip's frames at `media`'s settings; else each clip without its audio track
+    (every file is fetched either way). One line saying what was done."""
+    if view == "frames":
+        unique = {s.media_path: s for s in shown}.values()
+        work = [PrepareJob(s.name, s.media_type, s.media_path, (media,)) for s in unique]
+        return "; ".join(prepare_all(fetch, work, jobs).lines())
+
+    async def fetch_and_silence() -> int:
+        for item in shown:
+            path = fetch(item.media_path, item.name)
+            if item.media_type == "video":
+                await silent_clip(path)
+        return sum(item.media_type == "video" for item in shown)
+
+    clips = asyncio.run(fetch_and_silence())
+    return f"fetched {len(shown)} media file(s); {clips} clip(s) kept without their audio track"

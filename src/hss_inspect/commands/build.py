@@ -1,0 +1,313 @@
+"""`hss-inspect build new | import | serve | links | status | funnel | check | export`: HSS
+tasks built as the paper built them (`hss_inspect.construction`): authored from a media
+pool, checked, passed by three independent review rounds, and exported as a release."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hss_inspect.commands.arguments import add_pairs_argument, named_pairs, people_names
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.options import FRAME_OPTIONS, add_flags, media_settings
+
+if TYPE_CHECKING:
+    from hss_inspect.construction.store import TaskView
+
+VIEWS = ("media", "frames")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="action")
+    add_new(actions.add_parser("new", help="make a build: the pool, authors, reviewers, links"))
+    imported = actions.add_parser("import", help="tasks authored elsewhere, into review")
+    imported.add_argument("build", type=Path, help="the build's SQLite file")
+    imported.add_argument(
+        "tasks", type=Path, help="a JSONL file of tasks in the release's format, "
+        "media_path naming a file of the pool",
+    )  # fmt: skip
+    imported.add_argument("--author", required=True, help="the build's author they are of")
+    from hss_inspect.construction.create import DEFAULT_PORT
+    from hss_inspect.web.server import DEFAULT_HOST
+
+    for name, text in (("serve", "serve the authors' and reviewers' pages"),
+                       ("links", "each person's private link again")):  # fmt: skip
+        action = actions.add_parser(name, help=text)
+        action.add_argument("build", type=Path, help="the build's SQLite file")
+        action.add_argument(
+            "--host", default=DEFAULT_HOST, help=f"where to listen [{DEFAULT_HOST}]"
+        )
+        action.add_argument(
+            "--port", type=int, default=DEFAULT_PORT, help=f"the port to listen on [{DEFAULT_PORT}]"
+        )
+    status = actions.add_parser("status", help="where the tasks stand, per author and reviewer")
+    status.add_argument("build", type=Path, help="the build's SQLite file")
+    add_funnel(actions.add_parser("funnel", help="the attrition funnel (Fig. 8): md, json, html"))
+    add_check(actions.add_parser("check", help="the judge and blind checks of tasks in review"))
+    export = actions.add_parser("export", help="the admitted tasks as a release folder")
+    export.add_argument("build", type=Path, help="the build's SQLite file")
+    export.add_argument("--out", type=Path, required=True, help="a new folder for the release")
+    export.add_argument("--title", help="the dataset card's title [the build's file name]")
+
+
+def add_new(new: argparse.ArgumentParser) -> None:
+    new.add_argument("build", type=Path, help="the build's SQLite file (made anew)")
+    new.add_argument("--pool", type=Path, required=True, help="the folder of images and clips")
+    new.add_argument(
+        "--authors", required=True,
+        help="how many authors (named author-1, ...), or their names as a comma list",
+    )  # fmt: skip
+    new.add_argument(
+        "--reviewers", required=True,
+        help="how many reviewers (reviewer-1, ...; at least 3 besides each author), or names",
+    )  # fmt: skip
+    new.add_argument("--seed", type=int, default=0, help="the seed of the reviews' dealing [0]")
+    new.add_argument("--prefix", default="task", help="task ids are PREFIX-0001, ... [task]")
+    new.add_argument(
+        "--view", choices=VIEWS, default="media",
+        help="media: the image, or the clip in a player; frames: the frames and time labels "
+        "a model is sent at these settings [media]",
+    )  # fmt: skip
+    add_flags(new, (*FRAME_OPTIONS, "frame_bytes_budget"))
+    new.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+
+
+def add_funnel(funnel: argparse.ArgumentParser) -> None:
+    from hss_inspect.construction.funnel_report import FORMATS
+
+    funnel.add_argument("build", type=Path, help="the build's SQLite file")
+    funnel.add_argument("--format", choices=FORMATS, default="md", help="[md]")
+    funnel.add_argument("--out", type=Path, help="a file to write [standard output]")
+
+
+def add_check(check: argparse.ArgumentParser) -> None:
+    check.add_argument("build", type=Path, help="the build's SQLite file")
+    add_pairs_argument(
+        check, "--model-role", "roles", "the judge: grader=<provider/model> or a YAML spec, "
+        "as inspect eval takes it (required)", "grader=MODEL",
+    )  # fmt: skip
+    check.add_argument(
+        "--model", dest="models", action="append", default=[], metavar="MODEL",
+        help="a model for the blind control (repeat for more); none: the judge's check only",
+    )  # fmt: skip
+    check.add_argument("--epochs", type=int, default=1, help="blind attempts per task [1]")
+    check.add_argument("--log-dir", type=Path, help="[BUILD.checks/<time>/logs]")
+    check.add_argument("--all", action="store_true", help="check tasks checked already, again")
+    check.add_argument("--dry-run", action="store_true", help="print the evals, run nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {
+        "new": run_new, "import": run_import, "serve": run_serve, "links": run_links,
+        "status": run_status, "funnel": run_funnel, "check": run_check, "export": run_export,
+    }[args.action](args)  # fmt: skip
+
+
+def link(token: str, host: str, port: int) -> str:
+    return f"http://{host}:{port}/b/{token}"
+
+
+def print_links(build: Path, host: str, port: int) -> None:
+    from hss_inspect.construction.store import tokens_of
+
+    print(f"private links (as `hss-inspect build serve {build}` serves them):")
+    for person, token in tokens_of(build).items():
+        print(f"  {person.role} {person.name}: {link(token, host, port)}")
+
+
+def run_new(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.create import DEFAULT_PORT, new_build, prepare_pool_media
+    from hss_inspect.web.server import DEFAULT_HOST
+
+    media = media_settings(vars(args))
+    authors = people_names(args.authors, "--authors", "author")
+    reviewers = people_names(args.reviewers, "--reviewers", "reviewer")
+    _, scan = new_build(
+        args.build, args.pool, authors, reviewers, args.seed, args.view, media, args.prefix
+    )
+    kinds = {kind: sum(i.media_type == kind for i in scan.items) for kind in ("image", "video")}
+    print(
+        f"build {args.build}: {len(scan.items)} pool items ({kinds['image']} images, "
+        f"{kinds['video']} clips) from {args.pool}, {len(authors)} author(s), "
+        f"{len(reviewers)} reviewer(s), {args.view} view"
+    )
+    for line in scan.skipped:
+        print(f"  skipped {line}")
+    print(prepare_pool_media(args.pool, scan.items, args.view, media, args.jobs))
+    print_links(args.build, DEFAULT_HOST, DEFAULT_PORT)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.create import import_tasks
+
+    created = import_tasks(args.build, args.tasks, args.author, time.time())
+    print(f"imported {len(created)} task(s) as {args.author}'s, in review round 1: "
+          f"{', '.join(created[:10])}{', ...' if len(created) > 10 else ''}")  # fmt: skip
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.store import tokens_of
+    from hss_inspect.web.server import check_installed, run_server
+
+    check_installed("web")
+    from hss_inspect.construction.app import BuildServer
+
+    app = BuildServer(args.build).app()
+    count = len(tokens_of(args.build))
+    print(f"serving {args.build} to {count} link(s) at http://{args.host}:{args.port}/b/<token>")
+    run_server(app, args.host, args.port)
+    return 0
+
+
+def run_links(args: argparse.Namespace) -> int:
+    print_links(args.build, args.host, args.port)
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.funnel import AUTHOR_COUNTS, REVIEWER_COUNTS, funnel
+    from hss_inspect.construction.store import build_funnel_inputs, pool_items
+    from hss_inspect.core.markdown import aligned
+
+    pool = pool_items(args.build)
+    found = funnel(*build_funnel_inputs(args.build))
+    taken = sum(task is not None for _, task, _ in pool)
+    print(f"pool: {taken} of {len(pool)} items taken")
+    waiting = ", ".join(f"{r.waiting} before round {r.round}" for r in found.rounds)
+    print(
+        f"tasks: {found.drafts} draft(s), {found.authored} authored: {found.admitted} "
+        f"admitted, {sum(r.dropped for r in found.rounds)} dropped, {waiting} "
+        f"(of which {found.in_revision} back with their authors)"
+    )
+    for role, people, names in (("author", found.authors, AUTHOR_COUNTS),
+                                ("reviewer", found.reviewers, REVIEWER_COUNTS)):  # fmt: skip
+        rows = [[role, *names, "median min"]]
+        rows += [[p.name, *(str(p.counts[n]) for n in names), median_text(p.median_minutes)]
+                 for p in people]  # fmt: skip
+        print("\n".join(aligned(rows)))
+    return 0
+
+
+def median_text(minutes: float | None) -> str:
+    return "-" if minutes is None else f"{minutes:.1f}"
+
+
+def run_funnel(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.funnel import funnel
+    from hss_inspect.construction.funnel_report import render
+    from hss_inspect.construction.store import histories, settings_of
+
+    rounds = int(settings_of(args.build)["rounds"])
+    text = render(
+        funnel(histories(args.build), rounds), args.format, f"Funnel of {args.build.name}"
+    )
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from hss_inspect.construction import store
+    from hss_inspect.construction.check import check_runs
+    from hss_inspect.construction.export import link_file, write_release
+
+    roles = named_pairs(args.roles, "--model-role", "grader=MODEL")
+    if "grader" not in roles:
+        raise InputError("--model-role grader=<provider/model> is required: the judge that "
+                         "grades the references (and the blind answers)")  # fmt: skip
+    views = store.awaiting_review(args.build)
+    done = {(t, r) for t, r, kind, _ in store.checked(args.build) if kind == "reference"}
+    chosen = [v for v in views if args.all or (v.task_id, v.revision) not in done]
+    if not chosen:
+        print(f"nothing to check: {len(views)} task(s) in review, each checked at its revision "
+              "(--all checks them again)")  # fmt: skip
+        return 0
+    settings = store.settings_of(args.build)
+    stamp = datetime.now(tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = args.build.with_name(f"{args.build.stem}.checks") / stamp
+    log_dir = args.log_dir or folder / "logs"
+    runs = check_runs(folder / "release", roles["grader"], args.models, args.epochs, log_dir)
+    print(f"checking {len(chosen)} task(s) in review; the evals:")
+    for planned in runs:
+        print(f"  {planned.command}")
+    if args.dry_run:
+        return 0
+    tasks = [(view, view.item) for view in chosen]
+    write_release(tasks, Path(settings["pool"]), folder / "release", link_file)
+    before = set(logs_in(log_dir))
+    for planned in runs:
+        inspect = Path(sys.executable).with_name("inspect")
+        argv = [str(inspect) if inspect.exists() else "inspect", *planned.argv[1:]]
+        subprocess.run([*argv, "--display", "none"], check=False)
+    new_logs = [path for path in logs_in(log_dir) if path not in before]
+    return store_check_flags(args.build, chosen, new_logs, log_dir)
+
+
+def logs_in(folder: Path) -> list[str]:
+    from hss_inspect.report.logs import LOG_SUFFIXES
+
+    if not folder.is_dir():
+        return []
+    return sorted(str(p) for p in folder.rglob("*") if p.suffix in LOG_SUFFIXES)
+
+
+def store_check_flags(
+    build: Path, chosen: Sequence[TaskView], logs: Sequence[str], log_dir: Path
+) -> int:
+    """Read the checks' logs and store what they found on each task's revision."""
+    from hss_inspect.construction import store
+    from hss_inspect.construction.check import blind_flags, reference_flags
+    from hss_inspect.report.records import read_log
+
+    if not logs:
+        raise InputError(f"the checks wrote no log to {log_dir}: see the lines above")
+    views = {view.task_id: view for view in chosen}
+    failed = 0
+    flagged = {"reference": 0, "blind": 0}
+    for path in logs:
+        info, records = read_log(path)
+        if info.status != "success":
+            failed += 1
+            print(f"the eval in {path} ended with status {info.status}: see `inspect view`")
+        found = (
+            reference_flags(records, views) if info.condition == "oracle" else blind_flags(records)
+        )
+        rows = [
+            (task_id, views[task_id].revision, flag) for task_id, flag in found if task_id in views
+        ]
+        store.store_flags(build, rows, path)
+        for _, _, flag in rows:
+            flagged[flag.kind] += flag.flagged
+    print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
+          f"their rubric, {flagged['blind']} blind pass(es); logs in {log_dir}")  # fmt: skip
+    return 1 if failed else 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from hss_inspect.construction import store
+    from hss_inspect.construction.export import export_release
+    from hss_inspect.construction.funnel import funnel
+
+    settings = store.settings_of(args.build)
+    found = funnel(*store.build_funnel_inputs(args.build))
+    title = args.title or f"HSS-format tasks: {args.build.stem}"
+    tasks = store.admitted(args.build)
+    written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title)
+    print(
+        f"wrote {len(written.rows)} admitted task(s) and {written.media_bytes / 1e6:.1f} MB of "
+        f"media to {args.out} (rows, checksums.sha256, README.md); evaluate with: inspect eval "
+        f"hss_inspect/hss -T dataset={args.out} --model <model> --model-role grader=<judge>"
+    )
+    return 0

@@ -1,0 +1,18 @@
+"""HSS tasks built as the paper built them (Sec. 2.3, 2.4, App. B.2, Fig. 8): authored from a
+media pool, checked by the judge and the blind control, passed by three independent review
+rounds, counted as a funnel, and written as a release the tasks load. A build is one
+SQLite file; its pages are served on the same web machinery as the human study (`web/`).
+
+- `app`: the web app: authors' and reviewers' private pages, the media (Starlette).
+- `pages`: the pages: the pool, the authoring form beside the principles, the review form.
+- `create`: a new build (the pool scanned, people and links), and tasks imported into one.
+- `check`: the reference and blind checks as `inspect eval` runs, read back as flags.
+- `export`: the admitted tasks as a release folder with checksums and a dataset card.
+- `funnel_report`: the funnel as Markdown, JSON, or HTML with a Fig. 8 style plot.
+- `funnel`: the funnel's arithmetic over the tasks' histories: net survivors per round.
+- `store`: the build's SQLite file: pool, people, tasks, revisions, reviews, flags.
+- `authoring`: what an author writes and the rules a draft meets to go to review.
+- `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
+- `pool`: the media pool's items: images and clips that open, each with an id.
+- `rules`: the rounds, principles, verdicts and reasons to drop, from task_configs.
+"""

@@ -1,0 +1,113 @@
+"""A new build (its pool scanned, its people given their links, its media prepared ahead) and
+tasks authored elsewhere brought into one, each on its pool item, entering review as
+authored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from hss_inspect.construction import store
+from hss_inspect.construction.deal import check_enough_reviewers
+from hss_inspect.construction.pool import PoolItem, PoolScan, scan_pool
+from hss_inspect.construction.rules import rules
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.names import unknown_text
+from hss_inspect.core.options import option_values
+from hss_inspect.core.settings import MediaSettings
+from hss_inspect.data.rows import TaskRow, parse_rows
+from hss_inspect.web.media import Shown, prepare_shown
+
+# Where `hss-inspect build serve` listens unless told otherwise (beside a study's 8765).
+DEFAULT_PORT = 8766
+
+
+def new_build(
+    path: Path,
+    pool: Path,
+    authors: Sequence[str],
+    reviewers: Sequence[str],
+    seed: int,
+    view: str,
+    media: MediaSettings,
+    prefix: str,
+) -> tuple[dict[store.Person, str], PoolScan]:
+    """Write the build; each person's token per role, and what the pool held."""
+    if not pool.is_dir():
+        raise InputError(f"--pool {pool}: no such folder; give the folder of images and clips")
+    check_enough_reviewers(reviewers, authors, rules().rounds)
+    scan = scan_pool(pool)
+    if not scan.items:
+        raise InputError(
+            f"--pool {pool}: no image or clip found (or none opens); the pool holds files "
+            "such as .jpg, .png, .webp, .mp4, .mov, .webm"
+        )
+    settings: dict[str, Any] = {
+        "pool": str(pool.resolve()),
+        "seed": seed,
+        "view": view,
+        "media": option_values(media),
+        "prefix": prefix,
+        "rounds": rules().rounds,
+        "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
+    }
+    tokens = store.create_build(path, settings, scan.items, authors, reviewers)
+    return tokens, scan
+
+
+def prepare_pool_media(
+    pool: Path, items: Sequence[PoolItem], view: str, media: MediaSettings, jobs: int
+) -> str:
+    """What the pages will show, prepared ahead (`web.media.prepare_shown`)."""
+    shown = [Shown(item.item_id, item.media_type, item.path) for item in items]
+    # a module function, not a lambda: the frames view sends it to worker processes
+    return prepare_shown(shown, partial(pool_file, pool), view, media, jobs)
+
+
+def pool_file(pool: Path, media_path: str, item_id: str) -> Path:
+    return pool / media_path
+
+
+def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[str]:
+    """The rows of `tasks_file` (the release's format; `media_path` naming a pool file) as
+    tasks of `author`, submitted to round 1; their ids in the build."""
+    authors = store.names_of(path, "author")
+    if author not in authors:
+        what = "an author of the build (--author)"
+        raise InputError(unknown_text(author, what, authors, f"its authors are {authors}"))
+    reviewers = store.names_of(path, "reviewer")
+    check_enough_reviewers(reviewers, [author], rules().rounds)
+    if not tasks_file.is_file():
+        raise InputError(f"{tasks_file}: no such file; give a JSONL file of tasks")
+    with tasks_file.open(encoding="utf-8") as handle:
+        rows = parse_rows(handle, str(tasks_file))
+    items = [item for item, _, _ in store.pool_items(path)]
+    item_ids = [pool_item_of(row, items, tasks_file).item_id for row in rows]
+    return store.import_rows(path, rows, item_ids, author, now)
+
+
+def pool_item_of(row: TaskRow, items: Sequence[PoolItem], source: Path) -> PoolItem:
+    """The pool item a row names: by its path in the pool (with or without a leading
+    `media/`), else by its file name when one item alone has it."""
+    wanted = PurePosixPath(row.media_path)
+    candidates = {str(wanted)}
+    if wanted.parts and wanted.parts[0] == "media":
+        candidates.add(str(PurePosixPath(*wanted.parts[1:])))
+    found = [item for item in items if item.path in candidates]
+    if not found:
+        found = [item for item in items if PurePosixPath(item.path).name == wanted.name]
+    if len(found) != 1:
+        how = "no file" if not found else f"{len(found)} files"
+        raise InputError(
+            f"{source}: task {row.task_id}: media_path {row.media_path!r} names {how} of "
+            "the pool; give the file's path inside the pool folder"
+        )
+    if found[0].media_type != row.media_type:
+        raise InputError(
+            f"{source}: task {row.task_id}: {found[0].path} is a {found[0].media_type} "
+            f"file, but the row says media_type {row.media_type}"
+        )
+    return found[0]

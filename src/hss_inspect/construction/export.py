@@ -1,0 +1,193 @@
+"""A build's admitted tasks as a release folder (the hub release's own layout and field
+names): `data/test.jsonl`, the media under `media/`, `checksums.sha256` and a dataset card
+(`README.md`) with the YAML header the hub's dataset viewer and `datasets.load_dataset`
+read. The rows are written by `data.rows.row_record`, the inverse of the release's reader,
+so what is written here reads back through the same code as the release."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.construction.authoring import draft_row
+from hss_inspect.construction.funnel import Funnel
+from hss_inspect.construction.funnel_report import STAGE_HEADER, stage_rows, summary_line
+from hss_inspect.construction.pool import PoolItem
+from hss_inspect.construction.rules import rules
+from hss_inspect.construction.store import TaskView
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.markdown import table
+from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
+from hss_inspect.data.release import ROWS_FILE
+from hss_inspect.data.rows import TaskRow, row_record
+
+CHECKSUMS_FILE = "checksums.sha256"
+CARD_FILE = "README.md"
+
+
+@dataclass(frozen=True)
+class Written:
+    rows: list[TaskRow]
+    media_bytes: int
+
+
+def release_rows(tasks: Sequence[tuple[TaskView, PoolItem]]) -> list[TaskRow]:
+    """Each task at its latest revision as a row, its media at `media/<pool path>`."""
+    return [
+        draft_row(view.task_id, item.media_type, f"media/{item.path}", view.draft)
+        for view, item in tasks
+    ]
+
+
+def write_release(
+    tasks: Sequence[tuple[TaskView, PoolItem]],
+    pool: Path,
+    out: Path,
+    place: Callable[[Path, Path], None],
+) -> Written:
+    """Rows and media (each placed by `place(source, target)`: copied, or linked for a
+    check) in a new folder."""
+    if out.exists() and any(out.iterdir()):
+        raise InputError(f"--out {out}: the folder is not empty; give a new one")
+    rows = release_rows(tasks)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(row_record(row), ensure_ascii=False) + "\n" for row in rows]
+    (out / ROWS_FILE).write_text("".join(lines), encoding="utf-8")
+    size = 0
+    for (_, item), row in zip(tasks, rows, strict=True):
+        target = out / row.media_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        place(pool / item.path, target)
+        size += item.bytes
+    return Written(rows, size)
+
+
+def copy_file(source: Path, target: Path) -> None:
+    shutil.copy2(source, target)
+
+
+def link_file(source: Path, target: Path) -> None:
+    """A link where the file system allows one, else a copy."""
+    try:
+        os.symlink(source.resolve(), target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksums(out: Path, rows: Sequence[TaskRow]) -> None:
+    """`sha256sum -c` reads it: the rows file, then each media file."""
+    files = [ROWS_FILE, *sorted({row.media_path for row in rows})]
+    lines = [f"{sha256_of(out / name)}  {name}\n" for name in files]
+    (out / CHECKSUMS_FILE).write_text("".join(lines), encoding="utf-8")
+
+
+def export_release(
+    tasks: Sequence[tuple[TaskView, PoolItem]],
+    pool: Path,
+    out: Path,
+    funnel: Funnel,
+    settings: dict[str, Any],
+    title: str,
+) -> Written:
+    if not tasks:
+        raise InputError(
+            "no task is admitted yet: nothing to export (`hss-inspect build status` shows "
+            "where the tasks stand)"
+        )
+    written = write_release(tasks, pool, out, copy_file)
+    write_checksums(out, written.rows)
+    card = dataset_card(written.rows, funnel, settings, title)
+    (out / CARD_FILE).write_text(card, encoding="utf-8")
+    return written
+
+
+def card_header(title: str, tasks: int) -> str:
+    """The YAML the hub reads: the test split in `data/test.jsonl`."""
+    size = "n<1K" if tasks < 1000 else "1K<n<10K"
+    return (
+        "---\n"
+        f"pretty_name: {json.dumps(title)}\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        "  - split: test\n"
+        f"    path: {ROWS_FILE}\n"
+        "task_categories:\n- visual-question-answering\n"
+        "tags:\n- hss\n- hss-inspect\n- intuitive-visual-reasoning\n"
+        f"size_categories:\n- {size}\n"
+        "---\n"
+    )
+
+
+def taxonomy_rows(rows: Sequence[TaskRow]) -> list[list[str]]:
+    counts = Counter((row.domain, row.subdomain, row.media_type) for row in rows)
+    lines = []
+    for domain in DOMAINS:
+        for sub in domain.subdomains:
+            per_media = [counts[(domain.name, sub.name, m)] for m in MEDIA_TYPES]
+            lines.append([domain.label, sub.name, *map(str, per_media), str(sum(per_media))])
+    return lines
+
+
+def dataset_card(
+    rows: Sequence[TaskRow], funnel: Funnel, settings: dict[str, Any], title: str
+) -> str:
+    criteria = sum(len(row.criteria) for row in rows)
+    single = sum(len(row.criteria) == 1 for row in rows)
+    exported = datetime.now(tz=timezone.utc).isoformat(timespec="seconds")
+    principles = "\n".join(
+        f"{n}. **{p.label}**: {p.text}" for n, p in enumerate(rules().principles, start=1)
+    )
+    body = [
+        f"# {title}",
+        f"{len(rows)} tasks in the format of Humanity's Sixth Sense (HSS, arXiv 2610.08966): "
+        "each an image or a video clip, a question, a reference answer and atomic rubric "
+        f"criteria ({criteria} in all; {single} tasks carry exactly one). Built with "
+        "`hss-inspect build`: authored from a media pool and admitted only after "
+        f"{rules().rounds} independent review rounds, as the paper built its release "
+        "(Sec. 2.3, 2.4).",
+        "## Evaluate",
+        "```bash\ninspect eval hss_inspect/hss -T dataset=<this folder or hub id> "
+        "--model <model> --model-role grader=<judge>\n```",
+        "## Principles every task meets (Sec. 2.3)",
+        principles,
+        "## The funnel (Fig. 8)",
+        table(STAGE_HEADER, stage_rows(funnel)),
+        summary_line(funnel),
+        "## Tasks by domain, subdomain and media",
+        table(["domain", "subdomain", *MEDIA_TYPES, "tasks"], taxonomy_rows(rows)),
+        "## How it was built",
+        table(["setting", "value"], settings_rows(settings, funnel, exported)),
+        f"`{CHECKSUMS_FILE}` holds the SHA-256 of the rows file and of every media file "
+        f"(`sha256sum -c {CHECKSUMS_FILE}`).",
+    ]
+    return card_header(title, len(rows)) + "\n" + "\n\n".join(body) + "\n"
+
+
+def settings_rows(settings: dict[str, Any], funnel: Funnel, exported: str) -> list[list[str]]:
+    return [
+        ["media pool", Path(str(settings["pool"])).name],
+        ["authors", str(len(funnel.authors))],
+        ["reviewers", str(len(funnel.reviewers))],
+        ["review rounds", str(rules().rounds)],
+        ["what reviewers saw", str(settings["view"])],
+        ["seed (the dealing of reviews)", str(settings["seed"])],
+        ["build made", str(settings["created"])],
+        ["exported", exported],
+    ]

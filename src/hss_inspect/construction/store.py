@@ -1,0 +1,557 @@
+"""A build in one SQLite file: its settings, the pool's items, the people with their roles
+and private tokens, the tasks with every revision, each review round's reviewer and
+verdict, and the checks' flags.
+
+A task is a `draft` until its author submits it, then in `review` at round 1; a Pass deals
+the next round (after the last, the task is `admitted`), an Edit returns it to its author
+(`returned`; the revision they submit starts again at round 1, the earlier revisions and
+verdicts kept), a Drop ends it (`dropped`). Every write is one transaction committed before
+the server answers (`web.store`); a verdict is keyed by its task, revision and round, and a
+submit by the revision's own state, so a second send of either stores nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from hss_inspect.construction.authoring import Draft
+from hss_inspect.construction.deal import pick_reviewer
+from hss_inspect.construction.pool import PoolItem
+from hss_inspect.core.errors import InputError
+from hss_inspect.data.rows import Criterion, TaskRow, criterion_records
+from hss_inspect.web import store
+from hss_inspect.web.tokens import new_token
+
+SCHEMA = """
+CREATE TABLE build (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE people (
+    name TEXT NOT NULL, role TEXT NOT NULL CHECK (role IN ('author', 'reviewer')),
+    token TEXT UNIQUE NOT NULL, PRIMARY KEY (name, role)
+);
+CREATE TABLE items (
+    item_id TEXT PRIMARY KEY, path TEXT UNIQUE NOT NULL, media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL
+);
+CREATE TABLE tasks (
+    task_id TEXT PRIMARY KEY, item_id TEXT UNIQUE NOT NULL REFERENCES items(item_id),
+    author TEXT NOT NULL, state TEXT NOT NULL
+        CHECK (state IN ('draft', 'review', 'returned', 'admitted', 'dropped')),
+    revision INTEGER NOT NULL, round INTEGER, origin TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE TABLE revisions (
+    task_id TEXT NOT NULL REFERENCES tasks(task_id) ON DELETE CASCADE,
+    revision INTEGER NOT NULL, subdomain TEXT NOT NULL, prompt TEXT NOT NULL,
+    reference TEXT NOT NULL, criteria TEXT NOT NULL,
+    started_at REAL NOT NULL, saved_at REAL NOT NULL, submitted_at REAL,
+    PRIMARY KEY (task_id, revision)
+);
+CREATE TABLE reviews (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    reviewer TEXT NOT NULL, dealt_at REAL NOT NULL, shown_at REAL,
+    verdict TEXT CHECK (verdict IN ('pass', 'edit', 'drop')), reason TEXT, feedback TEXT,
+    decided_at REAL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision) REFERENCES revisions(task_id, revision)
+);
+CREATE TABLE checks (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL,
+    flagged INTEGER NOT NULL, detail TEXT NOT NULL, log TEXT NOT NULL, checked_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, kind, model),
+    FOREIGN KEY (task_id, revision) REFERENCES revisions(task_id, revision)
+);
+"""
+ROLES = ("author", "reviewer")
+# Where an imported task came from, beside tasks authored on the build's pages.
+AUTHORED, IMPORTED = "authored", "imported"
+
+
+# ---- the file --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str
+    role: str
+
+
+def create_build(
+    path: Path,
+    settings: Mapping[str, Any],
+    items: Sequence[PoolItem],
+    authors: Sequence[str],
+    reviewers: Sequence[str],
+) -> dict[Person, str]:
+    """Write a new build; each person's token for each of their roles."""
+    store.create(path, SCHEMA, "build")
+    tokens = {Person(n, "author"): new_token() for n in authors}
+    tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
+    with connect(path) as db:
+        values = {**settings, "next_task": 1}
+        db.executemany(
+            "INSERT INTO build VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()]
+        )
+        db.executemany(
+            "INSERT INTO items VALUES (?, ?, ?, ?)",
+            [(i.item_id, i.path, i.media_type, i.bytes) for i in items],
+        )
+        db.executemany(
+            "INSERT INTO people VALUES (?, ?, ?)",
+            [(p.name, p.role, token) for p, token in tokens.items()],
+        )
+    return tokens
+
+
+def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
+    """A connection to the build in one transaction, committed on leaving."""
+    return store.transaction(path, check_build)
+
+
+def check_build(path: Path) -> None:
+    problem = f"{path}: not a build; make one with `hss-inspect build new {path} --pool DIR ...`"
+    if not path.is_file() or not store.is_sqlite(path):
+        raise InputError(problem)
+    tables = store.rows(path, "SELECT name FROM sqlite_master WHERE type = 'table'")
+    if ("reviews",) not in tables or ("build",) not in tables:
+        raise InputError(problem)
+
+
+def settings_of(path: Path) -> dict[str, Any]:
+    with connect(path) as db:
+        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM build")}
+
+
+def tokens_of(path: Path) -> dict[Person, str]:
+    with connect(path) as db:
+        rows = db.execute("SELECT name, role, token FROM people ORDER BY role, name").fetchall()
+    return {Person(name, role): token for name, role, token in rows}
+
+
+def names_of(path: Path, role: str) -> list[str]:
+    return [p.name for p in tokens_of(path) if p.role == role]
+
+
+# ---- the pool --------------------------------------------------------------------------
+
+
+def pool_items(path: Path) -> list[tuple[PoolItem, str | None, str | None]]:
+    """Every item, with the task that took it and that task's author (None: free)."""
+    with connect(path) as db:
+        rows = db.execute(
+            "SELECT i.item_id, i.path, i.media_type, i.bytes, t.task_id, t.author "
+            "FROM items i LEFT JOIN tasks t USING (item_id) ORDER BY i.item_id"
+        ).fetchall()
+    return [(PoolItem(*row[:4]), row[4], row[5]) for row in rows]
+
+
+def items_by_id(path: Path) -> dict[str, PoolItem]:
+    return {item.item_id: item for item, _, _ in pool_items(path)}
+
+
+# ---- authoring -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A task as its pages show it: its item, where it stands, its latest revision."""
+
+    task_id: str
+    item: PoolItem
+    author: str
+    round: int | None  # the round it awaits (in review)
+    state: str
+    revision: int
+    draft: Draft
+    submitted: bool  # whether the latest revision has been submitted
+    feedback: tuple[str, ...] = ()  # the Edit feedback the latest submitted revision got
+    origin: str = AUTHORED
+
+
+def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
+    row = db.execute(
+        "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
+        "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
+        "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
+        "FROM tasks t JOIN items i USING (item_id) "
+        "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision "
+        "WHERE t.task_id = ?",
+        (task_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    feedback = db.execute(
+        "SELECT feedback FROM reviews WHERE task_id = ? AND verdict = 'edit' AND revision = "
+        "(SELECT MAX(revision) FROM revisions WHERE task_id = ? AND submitted_at IS NOT NULL)",
+        (task_id, task_id),
+    ).fetchall()
+    draft = Draft(row[10], row[11], row[12], criteria_of(row[13]))
+    return TaskView(
+        row[0], PoolItem(*row[1:5]), author=row[5], round=row[6], state=row[7],
+        revision=row[8], origin=row[9], draft=draft, submitted=row[14] is not None,
+        feedback=tuple(f for (f,) in feedback),
+    )  # fmt: skip
+
+
+def view_of(path: Path, task_id: str) -> TaskView | None:
+    with connect(path) as db:
+        return task_view(db, task_id)
+
+
+def tasks_of_author(path: Path, author: str) -> list[TaskView]:
+    with connect(path) as db:
+        ids = db.execute(
+            "SELECT task_id FROM tasks WHERE author = ? ORDER BY task_id", (author,)
+        ).fetchall()
+        return [view for (task_id,) in ids if (view := task_view(db, task_id)) is not None]
+
+
+def save_draft(
+    path: Path,
+    author: str,
+    item_id: str,
+    task_id: str | None,
+    draft: Draft,
+    opened_at: float,
+    now: float | None = None,
+) -> str:
+    """Store the author's text as the task's latest unsubmitted revision (a new task when
+    `task_id` is None, a new revision when the latest was submitted); its id."""
+    now = time.time() if now is None else now
+    with connect(path) as db:
+        if task_id is None:
+            task_id = new_task(db, author, item_id, AUTHORED, now)
+        view = task_view(db, task_id) if task_id else None
+        if view is None or view.author != author or view.item.item_id != item_id:
+            raise InputError(f"task {task_id}: not a task of {author} on item {item_id}")
+        if view.state not in ("draft", "returned"):
+            raise InputError(
+                f"task {task_id} is {view.state}: only a draft or a task "
+                "returned for revision can be edited"
+            )
+        write_revision(db, view, draft, opened_at, now)
+        return task_id
+
+
+def new_task(db: sqlite3.Connection, author: str, item_id: str, origin: str, now: float) -> str:
+    taken = db.execute("SELECT task_id FROM tasks WHERE item_id = ?", (item_id,)).fetchone()
+    if taken is not None:
+        raise InputError(f"item {item_id} is taken by task {taken[0]}: choose a free item")
+    (number,) = db.execute("SELECT value FROM build WHERE key = 'next_task'").fetchone()
+    (prefix,) = db.execute("SELECT value FROM build WHERE key = 'prefix'").fetchone()
+    task_id = f"{json.loads(prefix)}-{int(number):04d}"
+    db.execute("UPDATE build SET value = ? WHERE key = 'next_task'", (str(int(number) + 1),))
+    db.execute(
+        "INSERT INTO tasks VALUES (?, ?, ?, 'draft', 0, NULL, ?, ?)",
+        (task_id, item_id, author, origin, now),
+    )
+    return task_id
+
+
+def write_revision(
+    db: sqlite3.Connection, view: TaskView, draft: Draft, opened_at: float, now: float
+) -> None:
+    values = (draft.subdomain, draft.prompt, draft.reference, criteria_json(draft.criteria))
+    if view.revision > 0 and not view.submitted:
+        db.execute(
+            "UPDATE revisions SET subdomain = ?, prompt = ?, reference = ?, criteria = ?, "
+            "saved_at = ? WHERE task_id = ? AND revision = ?",
+            (*values, now, view.task_id, view.revision),
+        )
+        return
+    revision = view.revision + 1
+    # the time authoring began: when the form was opened, never later than now
+    started = min(max(opened_at, now - 86_400.0), now)
+    db.execute(
+        "INSERT INTO revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+        (view.task_id, revision, *values, started, now),
+    )
+    db.execute("UPDATE tasks SET revision = ? WHERE task_id = ?", (revision, view.task_id))
+
+
+def submit_task(path: Path, author: str, task_id: str, now: float | None = None) -> bool:
+    """Send the latest revision to review round 1 (a reviewer dealt at once); False when
+    there is nothing to send (submitted already: a second send stores nothing)."""
+    now = time.time() if now is None else now
+    with connect(path) as db:
+        view = task_view(db, task_id)
+        if view is None or view.author != author:
+            raise InputError(f"task {task_id}: not a task of {author}")
+        if view.submitted or view.state not in ("draft", "returned"):
+            return False
+        db.execute(
+            "UPDATE revisions SET submitted_at = ? WHERE task_id = ? AND revision = ?",
+            (now, task_id, view.revision),
+        )
+        enter_round(db, task_id, view.revision, 1, now)
+        return True
+
+
+def release_item(path: Path, author: str, task_id: str) -> bool:
+    """Give up a draft never submitted: the task goes and its item is free again."""
+    with connect(path) as db:
+        view = task_view(db, task_id)
+        if view is None or view.author != author or view.state != "draft" or view.submitted:
+            return False
+        db.execute("DELETE FROM revisions WHERE task_id = ?", (task_id,))
+        db.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+        return True
+
+
+def import_rows(
+    path: Path, rows: Sequence[TaskRow], item_ids: Sequence[str], author: str, now: float
+) -> list[str]:
+    """Tasks authored elsewhere, each on its pool item, submitted as authored (round 1
+    dealt); their ids in the build."""
+    created = []
+    with connect(path) as db:
+        for row, item_id in zip(rows, item_ids, strict=True):
+            task_id = new_task(db, author, item_id, IMPORTED, now)
+            draft = Draft(row.subdomain, row.prompt, row.golden_response, row.criteria)
+            values = (draft.subdomain, draft.prompt, draft.reference)
+            db.execute(
+                "INSERT INTO revisions VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)",
+                (task_id, *values, criteria_json(draft.criteria), now, now, now),
+            )
+            db.execute("UPDATE tasks SET revision = 1 WHERE task_id = ?", (task_id,))
+            enter_round(db, task_id, 1, 1, now)
+            created.append(task_id)
+    return created
+
+
+# ---- review ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewSlot:
+    """One round of one revision, dealt to one reviewer when it reached the round, shown to
+    them (None: not yet), and its verdict once given."""
+
+    task_id: str
+    revision: int
+    round: int
+    shown_at: float | None
+    reviewer: str
+    dealt_at: float
+    verdict: str | None = None
+    reason: str | None = None
+    feedback: str | None = None
+    decided_at: float | None = None
+
+
+# The columns of `reviews` in the order of ReviewSlot's fields.
+SLOT_COLUMNS = (
+    "task_id, revision, round, shown_at, reviewer, dealt_at, verdict, reason, feedback, decided_at"
+)
+
+
+def enter_round(
+    db: sqlite3.Connection, task_id: str, revision: int, round_: int, now: float
+) -> None:
+    """The revision enters review round `round_`, dealt to a reviewer at once."""
+    (author,) = db.execute("SELECT author FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+    earlier = {
+        name
+        for (name,) in db.execute(
+            "SELECT reviewer FROM reviews WHERE task_id = ? AND revision = ?", (task_id, revision)
+        )
+    }
+    reviewers = [
+        n for (n,) in db.execute("SELECT name FROM people WHERE role = 'reviewer' ORDER BY name")
+    ]
+    load = dict(db.execute("SELECT reviewer, COUNT(*) FROM reviews GROUP BY reviewer").fetchall())
+    (seed,) = db.execute("SELECT value FROM build WHERE key = 'seed'").fetchone()
+    chosen = pick_reviewer(
+        reviewers, author, earlier, load, int(json.loads(seed)), (task_id, revision, round_)
+    )
+    db.execute(
+        "INSERT INTO reviews (task_id, revision, round, reviewer, dealt_at) VALUES (?, ?, ?, ?, ?)",
+        (task_id, revision, round_, chosen, now),
+    )
+    db.execute("UPDATE tasks SET state = 'review', round = ? WHERE task_id = ?", (round_, task_id))
+
+
+def next_review(
+    path: Path, reviewer: str, now: float | None = None
+) -> tuple[ReviewSlot | None, TaskView | None, int, int]:
+    """The reviewer's first undecided round (marked shown now, if not yet), its task, and
+    how many of the rounds dealt to them are decided and dealt."""
+    now = time.time() if now is None else now
+    with connect(path) as db:
+        dealt, decided = db.execute(
+            "SELECT COUNT(*), COUNT(verdict) FROM reviews WHERE reviewer = ?", (reviewer,)
+        ).fetchone()
+        row = db.execute(
+            f"SELECT {SLOT_COLUMNS} FROM reviews WHERE reviewer = ? AND verdict IS NULL "
+            "ORDER BY dealt_at, task_id LIMIT 1",
+            (reviewer,),
+        ).fetchone()
+        if row is None:
+            return None, None, decided, dealt
+        slot = ReviewSlot(*row)
+        if slot.shown_at is None:
+            db.execute(
+                "UPDATE reviews SET shown_at = ? WHERE task_id = ? AND revision = ? AND round = ?",
+                (now, slot.task_id, slot.revision, slot.round),
+            )
+        return slot, task_view(db, slot.task_id), decided, dealt
+
+
+def decide(
+    path: Path,
+    reviewer: str,
+    slot: tuple[str, int, int],
+    verdict: str,
+    reason: str | None,
+    feedback: str | None,
+    rounds: int,
+    now: float | None = None,
+) -> bool:
+    """Store the verdict of a round dealt to `reviewer` and move the task on; False when
+    there is nothing to store (not theirs, or decided already: the first verdict holds)."""
+    now = time.time() if now is None else now
+    task_id, revision, round_ = slot
+    with connect(path) as db:
+        stored = db.execute(
+            "UPDATE reviews SET verdict = ?, reason = ?, feedback = ?, decided_at = ? "
+            "WHERE task_id = ? AND revision = ? AND round = ? AND reviewer = ? "
+            "AND verdict IS NULL",
+            (verdict, reason, feedback, now, task_id, revision, round_, reviewer),
+        )
+        if stored.rowcount != 1:
+            return False
+        if verdict == "pass" and round_ < rounds:
+            enter_round(db, task_id, revision, round_ + 1, now)
+        else:
+            state = {"pass": "admitted", "edit": "returned", "drop": "dropped"}[verdict]
+            db.execute(
+                "UPDATE tasks SET state = ?, round = NULL WHERE task_id = ?", (state, task_id)
+            )
+        return True
+
+
+def dealt_to(path: Path) -> dict[tuple[str, str], str]:
+    """Each (reviewer, task id) dealt, with the task's item: what a reviewer may see."""
+    rows = store.rows(
+        path,
+        "SELECT DISTINCT r.reviewer, r.task_id, t.item_id FROM reviews r "
+        "JOIN tasks t USING (task_id)",
+    )
+    return {(reviewer, task_id): item_id for reviewer, task_id, item_id in rows}
+
+
+# ---- checks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Flag:
+    """What a check found on one revision, for its reviewers to weigh (never a verdict)."""
+
+    kind: str
+    model: str
+    flagged: bool
+    detail: str
+
+
+def awaiting_review(path: Path) -> list[TaskView]:
+    """The tasks in review, at their revision under review."""
+    with connect(path) as db:
+        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'review' ORDER BY task_id")
+        return [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+
+
+def checked(path: Path) -> set[tuple[str, int, str, str]]:
+    """(task id, revision, kind, model) of every check stored."""
+    return set(store.rows(path, "SELECT task_id, revision, kind, model FROM checks"))
+
+
+def store_flags(
+    path: Path, found: Sequence[tuple[str, int, Flag]], log: str, now: float | None = None
+) -> None:
+    now = time.time() if now is None else now
+    with connect(path) as db:
+        db.executemany(
+            "INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (task_id, revision, f.kind, f.model, int(f.flagged), f.detail, log, now)
+                for task_id, revision, f in found
+            ],
+        )
+
+
+def flags_of(path: Path, task_id: str, revision: int) -> list[Flag]:
+    rows = store.rows(
+        path,
+        "SELECT kind, model, flagged, detail FROM checks WHERE task_id = ? AND revision = ? "
+        "ORDER BY kind, model",
+        (task_id, revision),
+    )
+    return [Flag(kind, model, bool(flagged), detail) for kind, model, flagged, detail in rows]
+
+
+# ---- what the funnel and the release read ------------------------------------------------
+
+
+class RevisionTimes(NamedTuple):
+    revision: int
+    started_at: float
+    submitted_at: float | None
+
+
+@dataclass(frozen=True)
+class TaskHistory:
+    """Everything the funnel counts of one task: the task, its revisions and its rounds."""
+
+    view: TaskView
+    revisions: tuple[RevisionTimes, ...]
+    reviews: tuple[ReviewSlot, ...]
+
+
+def histories(path: Path) -> list[TaskHistory]:
+    with connect(path) as db:
+        ids = [task_id for (task_id,) in db.execute("SELECT task_id FROM tasks ORDER BY task_id")]
+        views = [view for task_id in ids if (view := task_view(db, task_id)) is not None]
+        times: dict[str, list[RevisionTimes]] = {}
+        for task_id, *rest in db.execute(
+            "SELECT task_id, revision, started_at, submitted_at FROM revisions "
+            "ORDER BY task_id, revision"
+        ):
+            times.setdefault(task_id, []).append(RevisionTimes(*rest))
+        reviews: dict[str, list[ReviewSlot]] = {}
+        for row in db.execute(
+            f"SELECT {SLOT_COLUMNS} FROM reviews ORDER BY task_id, revision, round"
+        ):
+            reviews.setdefault(row[0], []).append(ReviewSlot(*row))
+    return [
+        TaskHistory(v, tuple(times.get(v.task_id, ())), tuple(reviews.get(v.task_id, ())))
+        for v in views
+    ]
+
+
+def admitted(path: Path) -> list[tuple[TaskView, PoolItem]]:
+    """The admitted tasks at their admitted revision, with their items, in task order."""
+    with connect(path) as db:
+        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'admitted' ORDER BY task_id")
+        views = [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+    return [(view, view.item) for view in views]
+
+
+def criteria_json(criteria: Sequence[Criterion]) -> str:
+    return json.dumps(criterion_records(criteria), ensure_ascii=False)
+
+
+def criteria_of(text: str) -> tuple[Criterion, ...]:
+    return tuple(
+        Criterion(str(c["id"]), str(c["title"]), c.get("weight")) for c in json.loads(text)
+    )
+
+
+def build_funnel_inputs(path: Path) -> tuple[list[TaskHistory], int, list[str], list[str]]:
+    """What `funnel.funnel` takes of a build: histories, rounds, authors and reviewers."""
+    rounds = int(settings_of(path)["rounds"])
+    return histories(path), rounds, names_of(path, "author"), names_of(path, "reviewer")

@@ -1,0 +1,114 @@
+"""The server's parts every people-facing room uses (Starlette and uvicorn, from the
+optional `web` extra): the headers of pages and media, work off the event loop, an image
+or a clip (without its audio) or one frame of the frames view as a response, the 404 that
+answers anything unknown with no data, and starting the server."""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from hss_inspect.core.errors import InputError
+from hss_inspect.web.media import FrameStore, silent_clip
+from hss_inspect.web.pages import not_found_page
+
+T = TypeVar("T")
+# Where a server listens unless told otherwise: this machine only.
+DEFAULT_HOST = "127.0.0.1"
+# A page holds a form and private state: never kept or shared by a cache.
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+MEDIA_HEADERS = {**PAGE_HEADERS, "Cache-Control": "private, max-age=86400"}
+
+
+async def blocking(work: Callable[..., T], *args: Any) -> T:
+    """SQLite and file work off the event loop, so one slow write stalls nobody else."""
+    return await anyio.to_thread.run_sync(partial(work, *args))
+
+
+def not_found() -> Any:
+    """The exception that answers with the 404 page: nothing said of what exists."""
+    from starlette.exceptions import HTTPException
+
+    return HTTPException(404)
+
+
+async def not_found_response(request: Any, exc: Exception) -> Any:
+    """The handler of 404 and 405: the same page and no data, whatever was asked."""
+    from starlette.responses import HTMLResponse
+
+    return HTMLResponse(not_found_page(), status_code=404, headers=PAGE_HEADERS)
+
+
+def token_app(prefix: str, server: object, routes: Sequence[tuple[str, str, str]]) -> Any:
+    """A Starlette app of `routes` (method, path under `/{prefix}/{token}`, the name of the
+    handler on `server`), where anything else, or any method not routed, gets the 404 page."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    made = [
+        Route(f"/{prefix}/{{token}}{path}", getattr(server, handler), methods=[method])
+        for method, path, handler in routes
+    ]
+    return Starlette(
+        routes=made, exception_handlers={404: not_found_response, 405: not_found_response}
+    )
+
+
+def html(body: str, status_code: int = 200) -> Any:
+    from starlette.responses import HTMLResponse
+
+    return HTMLResponse(body, status_code=status_code, headers=PAGE_HEADERS)
+
+
+def redirect(url: str) -> Any:
+    """After a form is stored: the page again by GET (303), so a reload sends nothing."""
+    from starlette.responses import RedirectResponse
+
+    return RedirectResponse(url, status_code=303)
+
+
+async def media_response(path: Path, media_type: str) -> Any:
+    """An image as it is; a clip without its audio track (made once, then kept)."""
+    from starlette.responses import FileResponse
+
+    if media_type == "video":
+        return FileResponse(await silent_clip(path), headers=MEDIA_HEADERS)
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return FileResponse(path, media_type=kind, headers=MEDIA_HEADERS)
+
+
+async def frame_response(frames: FrameStore | None, path: Path, index: int) -> Any:
+    """Frame `index` of the frames view of the clip at `path` (404 past its frames)."""
+    from starlette.responses import Response
+
+    if frames is None:
+        raise not_found()
+    shown = await frames.frames(path)
+    if not 0 <= index < len(shown.jpegs):
+        raise not_found()
+    return Response(shown.jpegs[index], media_type="image/jpeg", headers=MEDIA_HEADERS)
+
+
+def check_installed(extra: str) -> None:
+    """One line naming the extra to install when the server's libraries are missing."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        raise InputError(f"the server needs: pip install 'hss-inspect[{extra}]'") from None
+
+
+def run_server(app: Any, host: str, port: int) -> None:
+    """Serve `app` until stopped (Ctrl-C, or a signal)."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
