@@ -57,6 +57,11 @@ def release_tasks() -> int:
     return int(paper_data()["release"]["tasks"])
 
 
+def release_media_tasks() -> dict[str, int]:
+    """Tasks of the released benchmark by media type (Sec. 2.4, Table 3)."""
+    return {media: int(n) for media, n in paper_data()["release"]["media"].items()}
+
+
 def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:
     """The generate options the paper ran `model` with (Table 5, App. C.1), at `effort`
     instead of its own where given."""
