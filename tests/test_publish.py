@@ -7,12 +7,17 @@ pins the default revision. Expected figures are computed here from the attempts 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
 from hss_inspect.core.config import commit_in, eval_metadata, release_commit
@@ -397,3 +402,51 @@ def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(
     assert "two results of openai/gpt-6-astra on hss with the same settings" in (
         capsys.readouterr().err
     )
+
+
+# ---- the register's way of running it ------------------------------------------------------
+
+
+def run_demo(task: str, cwd: Path, log_dir: Path, env: dict[str, str]) -> EvalLog:
+    inspect = str(Path(sys.executable).with_name("inspect"))
+    command = [inspect, "eval", task, "--model", "hss/scripted"]
+    command += ["--model-role", "grader=hss/scripted", "--log-dir", str(log_dir)]
+    command += ["--display", "plain", "--log-format", "eval"]
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = log_dir.glob("*.eval")
+    return read_eval_log(str(path))
+
+
+def outcome(log: EvalLog) -> dict[str, Any]:
+    """What a run gave: its metrics, and per attempt the answer and the judge's score."""
+    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()} if log.results else {}
+    attempts = {
+        (str(s.id), s.epoch): (s.output.completion, s.scores and s.scores["rubric_judge"].value)
+        for s in log.samples or []
+    }
+    return {"status": log.status, "metrics": metrics, "attempts": attempts}
+
+
+@pytest.mark.slow
+def test_the_registers_run_form_from_a_clean_clone_gives_the_packaged_tasks_result(
+    tmp_path: Path,
+) -> None:
+    """`inspect eval src/hss_inspect/task.py@hss_demo` in a fresh clone, the form the
+    register's users run (its own package on the path, as an install of the clone puts it),
+    against the installed package's `hss_inspect/hss_demo`."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout to clone")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    env = {**os.environ, "COLUMNS": "400"}
+    packaged = run_demo("hss_inspect/hss_demo", tmp_path, tmp_path / "packaged", env)
+    cloned_env = {**env, "PYTHONPATH": str(clone / "src")}
+    cloned = run_demo("src/hss_inspect/task.py@hss_demo", clone, tmp_path / "cloned", cloned_env)
+
+    # the clone's own package ran: its demo set was read from inside the clone
+    assert str((cloned.eval.metadata or {})["hss_dataset"]).startswith(str(clone))
+    assert cloned.eval.task_file == "src/hss_inspect/task.py"
+    assert cloned.eval.task_version == packaged.eval.task_version
+    assert outcome(cloned) == outcome(packaged)
+    assert len(outcome(packaged)["attempts"]) == 8 * 3
