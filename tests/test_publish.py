@@ -222,7 +222,7 @@ def test_other_conditions_are_left_out_and_one_result_is_kept_per_model(
     assert len(err.strip().splitlines()) == 1
 
 
-def test_a_demo_run_is_reported_with_a_note_and_a_short_commit_is_refused(
+def test_a_demo_run_is_reported_with_a_note_maintainers_named_a_short_commit_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     demo = write_log(
@@ -243,6 +243,12 @@ def test_a_demo_run_is_reported_with_a_note_and_a_short_commit_is_refused(
         "hss/scripted: run on the demo set shipped in the package, a check of the "
         "installation, not a result on HSS" in notes
     )
+    maintainers = ["--maintainer", "alice", "--maintainer", "bob"]
+    named = main(
+        ["register", demo, "--repository-url", REPO, "--repository-commit", SHA, *maintainers]
+    )
+    assert named == 0
+    assert yaml.safe_load(capsys.readouterr().out)["source"]["maintainers"] == ["alice", "bob"]
     code = main(["register", demo, "--repository-url", REPO, "--repository-commit", "65d8b58"])
     assert code == 1
     assert capsys.readouterr().err.startswith(

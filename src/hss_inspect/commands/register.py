@@ -39,11 +39,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SHA",
         help="the commit the runs were made with, when not the pinned one (default: the same)",
     )
+    parser.add_argument(
+        "--maintainer",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a GitHub user who maintains the eval (repeatable; default: the repository's owner)",
+    )
     parser.add_argument("--out", type=Path, help="write the entry to this file (eval.yaml)")
 
 
 def run(args: argparse.Namespace) -> int:
-    where = source(args.repository_url, args.repository_commit, args.report_commit)
+    where = source(args.repository_url, args.repository_commit, args.report_commit, args.maintainer)
     paths = find_logs(args.logs)
     audits = [p for p in paths if is_audit_log(p)]
     for path in audits:

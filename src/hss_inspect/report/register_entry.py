@@ -46,9 +46,12 @@ class Source:
     repository_url: str
     repository_commit: str
     report_commit: str
+    maintainers: tuple[str, ...] = ()  # GitHub users; none: the register names the owner
 
 
-def source(url: str, commit: str, report_commit: str | None = None) -> Source:
+def source(
+    url: str, commit: str, report_commit: str | None = None, maintainers: Sequence[str] = ()
+) -> Source:
     """The flags checked: an http(s) address of a repository and full commit ids."""
     if not _URL.match(url):
         raise InputError(
@@ -61,7 +64,7 @@ def source(url: str, commit: str, report_commit: str | None = None) -> Source:
                 f"{flag} {value!r} is not a full commit id; give the 40 hex digits that "
                 "`git rev-parse HEAD` prints in the repository"
             )
-    return Source(url, commit, report_commit or commit)
+    return Source(url, commit, report_commit or commit, tuple(maintainers))
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def register_entry(found: Sequence[Result], where: Source, package_version: str)
         "source": {
             "repository_url": where.repository_url,
             "repository_commit": where.repository_commit,
+            **({"maintainers": list(where.maintainers)} if where.maintainers else {}),
         },
         "evaluation_report": evaluation_report(found, where, package_version),
     }
