@@ -340,7 +340,7 @@ def test_each_model_gets_its_leaderboards_in_the_hubs_format(
         assert entry["date"] == "2026-11-29"
         assert entry["notes"] == (
             "condition standard; reasoning effort max; judge anthropic/claude-opus-5; "
-            f"pass@1 over 3 attempts per task; hss-inspect task version {VERSION}"
+            f"pass@1 over 3 attempts per task; task version {VERSION} of hss-inspect"
         )
     (qwen,) = files["Qwen/Qwen2.5-VL-7B-Instruct/.eval_results/hss.yaml"]
     assert qwen["dataset"]["task_id"] == "hss_video" and qwen["value"] == percent(videos)
@@ -408,6 +408,18 @@ def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(
     assert "two results of openai/gpt-6-astra on hss with the same settings" in (
         capsys.readouterr().err
     )
+
+
+def test_the_dataset_repos_eval_yaml_in_the_docs_declares_the_leaderboards_written() -> None:
+    from hss_inspect.report.hub_results import LEADERBOARDS
+
+    page = (ROOT / "docs" / "publishing.md").read_text(encoding="utf-8")
+    (block,) = [
+        b for b in re.findall(r"```yaml\n(.*?)```", page, re.S) if "evaluation_framework" in b
+    ]
+    declared = yaml.safe_load(block)
+    assert [t["id"] for t in declared["tasks"]] == [task_id for task_id, _ in LEADERBOARDS]
+    assert declared["evaluation_framework"] != "inspect-ai"
 
 
 # ---- the register's way of running it ------------------------------------------------------

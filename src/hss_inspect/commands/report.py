@@ -209,7 +209,8 @@ def _hub_results(args: argparse.Namespace, infos: list[LogInfo], runs: list[Run]
         print(f"hss-inspect report: {line}", file=sys.stderr)
     for name, entries in found.files.items():
         (args.out / name).parent.mkdir(parents=True, exist_ok=True)
-        (args.out / name).write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
+        text = yaml.safe_dump(entries, sort_keys=False, width=100)
+        (args.out / name).write_text(text, encoding="utf-8")
         print(f"hss-inspect report: wrote {args.out / name}", file=sys.stderr)
     return 0 if found.files else 1
 

@@ -153,7 +153,9 @@ def notes(info: LogInfo, row: dict[str, Any]) -> str:
     run = info.invocation
     epochs = (run.options.get("epochs") if run else None) or DEFAULT_EPOCHS
     effort = f"reasoning effort {info.reasoning_effort}; " if info.reasoning_effort else ""
-    version = f"; hss-inspect task version {run.full_version}" if run and run.full_version else ""
+    version = (
+        f"; task version {run.full_version} of hss-inspect" if run and run.full_version else ""
+    )
     return (
         f"condition {info.condition}; {effort}judge {row['judge']}; pass@1 over {epochs} "
         f"attempts per task{version}"
