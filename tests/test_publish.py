@@ -77,6 +77,19 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "astra.eval"
 
 
+def a_second_run(
+    path: Path,
+    items: list[Item],
+    model: str,
+    effort: str | None,
+    metadata: dict[str, Any] | None = None,
+) -> None:
+    """Another model's run, started on 2 December."""
+    created = "2026-12-02T08:00:00+00:00"
+    record = metadata or hub_record()
+    write_log(path, items, model=model, effort=effort, metadata=record, created=created)
+
+
 def register(capsys: pytest.CaptureFixture[str], *logs: str | Path) -> tuple[int, str, str]:
     code = main(["register", *map(str, logs), "--repository-url", REPO, "--repository-commit", SHA])
     out, err = capsys.readouterr()
@@ -135,14 +148,8 @@ def test_the_evaluation_report_holds_each_models_result_from_its_log(
     full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     images = release_items("image")
-    write_log(
-        tmp_path / "flash.eval",
-        images,
-        model="google/gemini-3.8-flash",
-        effort="high",
-        metadata=hub_record(revision=SHA, requested="main"),
-        created="2026-12-02T08:00:00+00:00",
-    )
+    flash = hub_record(revision=SHA, requested="main")
+    a_second_run(tmp_path / "flash.eval", images, "google/gemini-3.8-flash", "high", flash)
     code, out, _ = register(capsys, full_run, tmp_path / "flash.eval")
     assert code == 0
     report = load_with_the_register(out, tmp_path).evaluation_report
@@ -308,14 +315,7 @@ def test_each_model_gets_its_leaderboards_in_the_hubs_format(
     from huggingface_hub import eval_result_entries_to_yaml, parse_eval_result_entries
 
     videos = release_items("video")
-    write_log(
-        tmp_path / "qwen.eval",
-        videos,
-        model="vllm/Qwen/Qwen2.5-VL-7B-Instruct",
-        effort=None,
-        metadata=hub_record(),
-        created="2026-12-02T08:00:00+00:00",
-    )
+    a_second_run(tmp_path / "qwen.eval", videos, "vllm/Qwen/Qwen2.5-VL-7B-Instruct", None)
     out = tmp_path / "hub"
     logs = [str(full_run), str(tmp_path / "qwen.eval")]
     code = main(["report", *logs, "--format", "hf-eval-results", "--out", str(out)])
