@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from hss_inspect.core.errors import InputError
-from hss_inspect.core.settings import DEFAULT_EPOCHS
+from hss_inspect.core.settings import DEFAULT_EPOCHS, HUMAN_CONDITION
 from hss_inspect.data.demo import DEMO_DATASET
 from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
 from hss_inspect.report.log_header import LogInfo
@@ -36,7 +36,7 @@ LEADERBOARDS: tuple[tuple[str, str | None], ...] = (
 NOT_SCORES = {
     "blind": "the blind control (the question without its media)",
     "oracle": "the oracle condition (the reference answers graded, no model)",
-    "human": "people's answers graded by the judge",
+    HUMAN_CONDITION: "people's answers graded by the judge",
 }
 
 

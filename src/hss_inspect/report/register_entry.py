@@ -82,11 +82,11 @@ def select(found: Sequence[Result], package_version: str) -> Selection:
     chosen: dict[str, list[Result]] = {}
     left_out = []
     for r in found:
-        refuse_other_version(r, package_version)
         why = why_left_out(r)
         if why:
             left_out.append(f"{r.info.log}: {why}; left out")
         else:
+            refuse_other_version(r, package_version)
             chosen.setdefault(r.info.model, []).append(r)
     for model, runs in chosen.items():
         if len(runs) > 1:
@@ -130,7 +130,7 @@ def why_left_out(r: Result) -> str | None:
 
 
 def register_entry(found: Sequence[Result], where: Source, package_version: str) -> dict[str, Any]:
-    """The entry (for `register/hss/eval.yaml`) reporting the runs `found` selects."""
+    """The entry (for `register/hss/eval.yaml`) reporting `found`, the runs `select` kept."""
     meta = eval_metadata()
     return {
         "full_title": meta["title"],
