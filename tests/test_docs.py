@@ -118,7 +118,9 @@ def command_lines(page: Path) -> list[list[str]]:
     for span in code_spans(page):
         for part in re.split(r"&&|;|\|", span):
             words = part.replace("[", " ").replace("]", " ").split()
-            if len(words) >= 2 and words[0] == "hss-inspect" and not words[1].startswith("-"):
+            # `hss-inspect report: ...` is a line the command printed, not a command
+            command = len(words) >= 2 and words[0] == "hss-inspect"
+            if command and not words[1].startswith("-") and not words[1].endswith(":"):
                 found.append(words[1:])
     return found
 
@@ -152,6 +154,6 @@ def test_every_file_named_exists(page: Path) -> None:
         for word in span.split():
             word = word.strip("`'\",;:()")
             if word.startswith(REPO_FOLDERS):
-                path = word.split("::")[0].rstrip(".")
+                path = word.split("::")[0].split("@")[0].rstrip(".")  # file@task: the file
                 matches = list(ROOT.glob(path)) if "*" in path else [ROOT / path]
                 assert any(m.exists() for m in matches), f"{page.name}: no file {path}"

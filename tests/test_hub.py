@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,3 +98,37 @@ def test_pinned_revision_reads_that_commit(
     assert "is not pinned" not in done.stdout + done.stderr
     assert log.eval.metadata["hss_dataset_pinned"] is True
     assert snapshot_files(tmp_path / "hf", first) == {"data/test.jsonl", TASKS[0].media_path}
+
+
+def test_the_release_commit_is_the_default_revision_once_set(
+    hub: tuple[str, str, str], model_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    """With task_configs/release.yaml naming the first commit, a run given no revision
+    reads that commit, pinned; `-T revision=main` still reads the branch, unpinned."""
+    endpoint, first, second = hub
+    env = {"HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf")}
+    released = (sys.executable, "-m", "tests.support.released_inspect", first)
+    ran = {}
+    for name, args in (("default", {}), ("main", {"revision": "main"})):
+        log, done = run_eval(
+            "hss_inspect/hss_image",
+            tmp_path / name,
+            model_server[0],
+            "--limit",
+            "1",
+            env=env,
+            task_args=args,
+            epochs=1,
+            program=released,
+        )
+        assert log.status == "success", done.stderr
+        ran[name] = (log.eval.metadata or {}, done.stdout + done.stderr)
+    metadata, output = ran["default"]
+    assert metadata["hss_dataset_requested"]["revision"] == first
+    assert metadata["hss_dataset_revision"] == first
+    assert metadata["hss_dataset_pinned"] is True
+    assert "is not pinned" not in output
+    metadata, output = ran["main"]
+    assert metadata["hss_dataset_revision"] == second
+    assert metadata["hss_dataset_pinned"] is False
+    assert "revision 'main' is not pinned" in output

@@ -85,8 +85,9 @@ def hss(
     Args:
         dataset: a hub dataset id; `demo` (the demo set in the package); a local copy of
             the repo (a folder holding `data/test.jsonl` and the media); or a JSONL file
-        revision: branch, tag or commit of the hub repo; the commit it resolves to is
-            recorded (`hss_dataset_revision`)
+        revision: branch, tag or commit of the hub repo (the default is the release
+            commit of `task_configs/release.yaml` once set); the commit it resolves to
+            is recorded (`hss_dataset_revision`)
         media: which tasks: `all`, `image` or `video`
         domains: domains by full name or short label (`temporal`, `physical`, `social`,
             `abstract`); one value or a comma list

@@ -97,7 +97,10 @@ def write_log(
     eval_id: str = "",
     created: str = "2026-11-29T20:00:00+00:00",
     status: str = "success",
+    metadata: dict[str, Any] | None = None,
+    task: str = "hss_inspect/hss",
 ) -> str:
+    """`metadata` adds to (or replaces) the eval's metadata: the dataset and version records."""
     samples = []
     for item in items:
         domain, subdomain = TAXONOMY[item.subdomain]
@@ -127,7 +130,7 @@ def write_log(
             created=created,
             task_id=task_id or path.stem,
             eval_id=eval_id or path.stem,
-            task="hss_inspect/hss",
+            task=task,
             dataset=EvalDataset(
                 name="hss", samples=len(items), sample_ids=[item.task_id for item in items]
             ),
@@ -138,6 +141,7 @@ def write_log(
             metadata={
                 "hss_condition": condition,
                 "hss_media_settings": {"frames": {"max_frames": max_frames}},
+                **(metadata or {}),
             },
         ),
         samples=samples,

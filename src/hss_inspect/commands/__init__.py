@@ -2,7 +2,9 @@
 prints; a subcommand's module is imported only when it runs.
 
 - `cli`: the entry point and the list of subcommands.
-- `report`: `report` (and `--format register`), `agreement`, `compare`, `failures`.
+- `report`: `report` (and `--format register | hf-eval-results`), `agreement`, `compare`,
+  `failures`.
+- `register`: `register`, the Inspect Evals register's entry, results from logs.
 - `estimate`: `estimate`, the requests and the bill of a run before it is sent.
 - `prepare`: `prepare`, the media filled into the cache before a run.
 - `rebuild`: `rebuild-frames`, the media a logged sample was sent, rebuilt and checked.

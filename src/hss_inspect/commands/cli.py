@@ -66,6 +66,9 @@ COMMANDS: dict[str, Command] = {
         "add_failures_arguments",
         "failures_command",
     ),
+    "register": Command(
+        "register", "the Inspect Evals register's entry for HSS, with results from logs"
+    ),
     "recipe": Command(
         "recipe", "run one of the paper's experiments as an eval set", runs_evals=True
     ),

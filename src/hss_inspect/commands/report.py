@@ -1,4 +1,5 @@
-"""`hss-inspect report` (also `--format register`, the register's Evaluation Report),
+"""`hss-inspect report` (also `--format register`, the register's Evaluation Report, and
+`--format hf-eval-results`, the hub's eval results),
 `agreement`, `compare` and `failures`: read logs, compute, render. The report's bill
 finds each model's price as the estimate does (`providers.price_lookup`)."""
 
@@ -10,8 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
+
 from hss_inspect.audit.report import is_audit_log, render_audit
 from hss_inspect.commands.arguments import add_cost_config_argument, named_pairs
+from hss_inspect.core.errors import InputError
 from hss_inspect.grading.causes import taxonomy
 from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
 from hss_inspect.providers.prices import priced_by_name
@@ -23,6 +27,7 @@ from hss_inspect.report.bill_render import bill_csv
 from hss_inspect.report.compare import compare_runs
 from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
+from hss_inspect.report.hub_results import hub_results
 from hss_inspect.report.human import human_studies, studies_json
 from hss_inspect.report.log_header import LogInfo
 from hss_inspect.report.logs import LogError, find_logs
@@ -44,6 +49,7 @@ from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, pri
 SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
 REGISTER = "register"  # the register's Evaluation Report section (hss_inspect.report.register)
+HUB = "hf-eval-results"  # each model's .eval_results/hss.yaml (hss_inspect.report.hub_results)
 
 
 Drawn = TypeVar("Drawn")
@@ -53,9 +59,10 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
     report.add_argument(
         "--format",
-        choices=(*FORMATS, REGISTER),
+        choices=(*FORMATS, REGISTER, HUB),
         default="md",
-        help="what to print (register: the Inspect Evals register's Evaluation Report section)",
+        help="what to print (register: the Inspect Evals register's Evaluation Report "
+        "section; hf-eval-results: DIR/<model>/.eval_results/hss.yaml per model, with --out)",
     )
     report.add_argument("--out", type=Path, help="also write every format and the plots here")
     report.add_argument(
@@ -109,6 +116,8 @@ def report_command(args: argparse.Namespace) -> int:
     cost = bill_summary(run_bills(infos, args.model_cost_config))
     if args.format == REGISTER:
         return _register(args, infos, runs, cost)
+    if args.format == HUB:
+        return _hub_results(args, infos, primary_runs(runs))
     rows = [clean_nan(leaderboard_row(run)) for run in runs]
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
@@ -189,6 +198,21 @@ def _register(
         (args.out / "evaluation_report.md").write_text(text, encoding="utf-8")
     sys.stdout.write(text)
     return 0
+
+
+def _hub_results(args: argparse.Namespace, infos: list[LogInfo], runs: list[Run]) -> int:
+    """Each model's results file under --out; a line for each run that cannot be published."""
+    if args.out is None:
+        raise InputError("--format hf-eval-results writes a file per model: give --out DIR")
+    found = hub_results(infos, runs, [clean_nan(leaderboard_row(run)) for run in runs])
+    for line in found.refused:
+        print(f"hss-inspect report: {line}", file=sys.stderr)
+    for name, entries in found.files.items():
+        (args.out / name).parent.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump(entries, sort_keys=False, width=100)
+        (args.out / name).write_text(text, encoding="utf-8")
+        print(f"hss-inspect report: wrote {args.out / name}", file=sys.stderr)
+    return 0 if found.files else 1
 
 
 def _audit(args: argparse.Namespace, paths: list[str]) -> None:

@@ -1,8 +1,10 @@
-"""The YAML that ships with the package: provider limits, paper data, judge prompts."""
+"""The YAML that ships with the package: provider limits, paper data, judge prompts, the
+release commit the package was validated against, and the package's own eval.yaml."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -11,6 +13,9 @@ from string import Template
 from typing import Any
 
 import yaml
+
+RELEASE_FILE = "release.yaml"
+FULL_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def data_dir(name: str) -> Path:
@@ -57,3 +62,33 @@ def prompt_set(filename: str) -> PromptSet:
         retry=Template(str(loaded["retry"]).strip()),
         version=str(loaded.get("version", "")),
     )
+
+
+@cache
+def eval_metadata() -> dict[str, Any]:
+    """The package's eval.yaml (the Inspect Evals register's format): title, description,
+    tasks, the task version `N-X`, the external assets."""
+    text = (files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8")
+    return dict(yaml.safe_load(text))
+
+
+@cache
+def release_commit() -> str | None:
+    """The commit of the HSS release (the hub dataset `-T dataset` names by default) that
+    this package was validated against, from task_configs/release.yaml; None until a
+    maintainer sets it, and runs then read the branch `main` (docs/publishing.md)."""
+    path = data_dir("task_configs") / RELEASE_FILE
+    return commit_in(load_yaml("task_configs", RELEASE_FILE), str(path))
+
+
+def commit_in(release: dict[str, Any], where: str) -> str | None:
+    """The `commit` of a release file: None (not set) or a full commit id."""
+    commit = release.get("commit")
+    if commit is None:
+        return None
+    if not isinstance(commit, str) or not FULL_COMMIT.match(commit):
+        raise ValueError(
+            f"{where}: commit {commit!r} is not a full commit id; give the 40 lowercase hex "
+            "digits of the dataset's commit as a quoted string, or null"
+        )
+    return commit

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hss_inspect.core import settings as s
+from hss_inspect.core.config import release_commit
 from hss_inspect.core.markdown import table
 
 if TYPE_CHECKING:
@@ -144,8 +145,9 @@ OPTIONS: dict[str, Option] = {
         Option(
             "revision",
             "text",
-            s.DEFAULT_REVISION,
-            "branch, tag or commit of the hub repo; the commit it resolves to is recorded "
+            release_commit() or s.DEFAULT_REVISION,
+            "branch, tag or commit of the hub repo (the default is the release commit of "
+            "`task_configs/release.yaml` once set); the commit it resolves to is recorded "
             "(`hss_dataset_revision`)",
         ),
         Option("media", "choice", "all", "which tasks: `all`, `image` or `video`", s.MEDIA_CHOICES),

@@ -60,7 +60,13 @@ def release_tasks() -> int:
 def construction_funnel() -> tuple[int, tuple[int, ...]]:
     """Tasks authored, and the net survivors after each review round (Sec. 2.4, Fig. 8)."""
     funnel = paper_data()["construction"]
-    return int(funnel["authored"]), tuple(int(n) for n in funnel["after_rounds"])
+    after = [int(n) for n in funnel["after_rounds"]]
+    return int(funnel["authored"]), (*after, release_tasks())
+
+
+def release_media_tasks() -> dict[str, int]:
+    """Tasks of the released benchmark by media type (Sec. 2.4, Table 3)."""
+    return {media: int(n) for media, n in paper_data()["release"]["media"].items()}
 
 
 def generate_settings(model: Deployment, effort: str | None = None) -> dict[str, Any]:

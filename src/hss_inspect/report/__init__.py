@@ -23,4 +23,7 @@ records, arithmetic, renderers).
 - `failure_render`: the failure tables as Markdown.
 - `plots`: the report's figures as PNG and SVG.
 - `register`: the Inspect Evals register's Evaluation Report section.
+- `register_entry`: the register's entry for HSS (`register/hss/eval.yaml`) with its
+  evaluation report.
+- `hub_results`: each model's results in the Hugging Face hub's eval-results format.
 """

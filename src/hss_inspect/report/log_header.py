@@ -57,7 +57,11 @@ class LogInfo:
     task: str
     status: str
     created: str
-    dataset_revision: str | None = None
+    dataset_revision: str | None = None  # the commit the run read (None: not a hub dataset)
+    # what `-T dataset` and `-T revision` asked for, and whether the revision was a commit
+    dataset: str | None = None
+    requested_revision: str | None = None
+    dataset_pinned: bool | None = None
     judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
     invocation: Invocation | None = None
     parties: tuple[Party, ...] = ()  # who made the run's calls, with their tokens
@@ -70,6 +74,7 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
     max_frames = frames.get("max_frames")
     condition = str(metadata.get("hss_condition", "standard"))
     effort = reasoning_effort_of(log)
+    requested = metadata.get("hss_dataset_requested") or {}
     return LogInfo(
         log=path,
         model=spec.model,
@@ -80,6 +85,9 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         status=log.status,
         created=spec.created,
         dataset_revision=metadata.get("hss_dataset_revision"),
+        dataset=requested.get("dataset"),
+        requested_revision=requested.get("revision"),
+        dataset_pinned=metadata.get("hss_dataset_pinned"),
         judges=judges_of(samples, default=_grader_of(log)),
         invocation=invocation_of(log),
         parties=parties_of(log, path, run_label(spec.model, effort, condition), samples),

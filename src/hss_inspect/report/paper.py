@@ -45,6 +45,11 @@ def published_rows() -> list[PublishedRow]:
     return rows
 
 
+def human_baseline() -> PublishedRow:
+    """Table 1's human baseline: twenty annotators under the models' conditions (Sec. 3.1)."""
+    return next(row for row in published_rows() if row.kind == "human")
+
+
 def table1_row(model: str, condition: str = "standard") -> PublishedRow | None:
     """Table 1's row for one of the paper's models (a Table 5 name, Inspect name or
     endpoint) at its Table 5 effort under `condition`; None where Table 1 has none."""

@@ -128,7 +128,9 @@ def register_markdown(found: Sequence[Result], cost: Mapping[str, Any] | None = 
         "## Evaluation Report",
         f"Made by `hss-inspect report --format register` from {len(found)} run(s) in the "
         "logs named under Reproducibility Information. hss-inspect ships no results of real "
-        "models: every figure below is from these logs, every paper figure from " + PAPER + ".",
+        "models: every figure below is from these logs, every paper figure from " + PAPER + ". "
+        "The register's own entry (`register/hss/eval.yaml`), with the same runs' pass@1 as "
+        "its `evaluation_report`, is written by `hss-inspect register`.",
         "### Implementation Details",
         "\n".join(implementation_details(found)),
         "### Results",

@@ -1,0 +1,162 @@
+"""Results in the Hugging Face hub's eval-results format, from the report's runs.
+
+A model repo carries its scores as `.eval_results/*.yaml`, a list of `{dataset: {id,
+task_id, revision}, value, date, notes}`; the hub gathers them into the leaderboards of
+the benchmark's dataset repo, one per task id that repo's own eval.yaml declares
+(docs/publishing.md shows HSS's). Here each run gives one entry per leaderboard it covers
+in full: `hss` (all of the release's tasks), `hss_image` and `hss_video` (all of its images,
+all of its clips), valued on the scale of the paper's Table 1 (percent), from the row the
+report's tables print. A run that cannot be published (not on the hub's dataset, a control,
+unfinished, on too few tasks) gets one line saying why. Pure: the command writes the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.settings import DEFAULT_EPOCHS, HUMAN_CONDITION
+from hss_inspect.data.demo import DEMO_DATASET
+from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
+from hss_inspect.report.log_header import LogInfo
+from hss_inspect.report.tables import Run
+
+RESULTS_FILE = ".eval_results/hss.yaml"
+# Each leaderboard's task id and the media type of the tasks it takes (None: all).
+LEADERBOARDS: tuple[tuple[str, str | None], ...] = (
+    ("hss", None),
+    ("hss_image", "image"),
+    ("hss_video", "video"),
+)
+# Conditions whose runs are not a model's score on HSS: the question without its media,
+# the reference answers as answers, people's answers.
+NOT_SCORES = {
+    "blind": "the blind control (the question without its media)",
+    "oracle": "the oracle condition (the reference answers graded, no model)",
+    HUMAN_CONDITION: "people's answers graded by the judge",
+}
+
+
+@dataclass(frozen=True)
+class HubResults:
+    """The files to write (a path under the output folder -> its entries) and one line per
+    run that cannot be published."""
+
+    files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+
+def hub_results(
+    infos: Sequence[LogInfo], runs: Sequence[Run], rows: Sequence[dict[str, Any]]
+) -> HubResults:
+    """`runs` (one per log) with their leaderboard `rows`, as each model's results file."""
+    by_log = {info.log: info for info in infos}
+    found = HubResults()
+    seen: dict[tuple[str, str], str] = {}  # (file, entry) -> the log that gave it
+    for run, row in zip(runs, rows, strict=True):
+        info = by_log[run.log]
+        why = why_not_published(info, row) or why_not_covered(run)
+        if why:
+            found.refused.append(f"{run.log}: cannot be published: {why}")
+            continue
+        path = model_folder(info.model) + "/" + RESULTS_FILE
+        for entry in run_entries(info, run, row):
+            key = (path, repr([entry["dataset"], entry["notes"]]))
+            if key in seen:
+                raise InputError(
+                    f"{run.log} and {seen[key]}: two results of {info.model} on "
+                    f"{entry['dataset']['task_id']} with the same settings; give one of them"
+                )
+            seen[key] = run.log
+            found.files.setdefault(path, []).append(entry)
+    return found
+
+
+def model_folder(model: str) -> str:
+    """The model's name without Inspect's provider (`vllm/Qwen/X` -> `Qwen/X`): for an
+    open-weight model served by vLLM, SGLang or Transformers, its hub repo id."""
+    name = model.split("/", 1)[-1]
+    if ".." in PurePosixPath(name).parts:
+        raise InputError(f"model {model!r}: its name cannot be a folder under --out")
+    return name
+
+
+def why_not_published(info: LogInfo, row: dict[str, Any]) -> str | None:
+    if info.dataset == DEMO_DATASET:
+        return "it ran on the demo set shipped in the package, a setup check, not HSS"
+    if info.dataset_revision is None:
+        return (
+            f"it ran on a local copy ({info.dataset}), which the hub cannot tie to a "
+            "commit of a dataset repo: run it on the hub's dataset (-T dataset=<hub id>)"
+        )
+    if info.condition in NOT_SCORES:
+        return f"it is {NOT_SCORES[info.condition]}, not a model's score on HSS"
+    if info.status != "success":
+        return f"the run ended {info.status}: complete it with inspect eval-retry"
+    if row["pass_at_1"] is None:
+        return "no attempt was graded"
+    return None
+
+
+def covered(run: Run) -> list[tuple[str, str | None]]:
+    """The leaderboards whose every task the run has: all of the release (`hss`), all of
+    its images, all of its clips."""
+    tasks: dict[str, set[str]] = {}
+    for record in run.records:
+        tasks.setdefault(record.media_type, set()).add(record.task_id)
+    whole = {media: len(tasks.get(media, ())) == n for media, n in release_media_tasks().items()}
+    return [
+        (task_id, media)
+        for task_id, media in LEADERBOARDS
+        if (all(whole.values()) if media is None else whole[media])
+    ]
+
+
+def why_not_covered(run: Run) -> str | None:
+    if covered(run):
+        return None
+    tasks = {r.task_id for r in run.records}
+    wanted = release_media_tasks()
+    return (
+        f"it has {len(tasks)} of the release's {release_tasks()} tasks; a leaderboard takes "
+        f"all of them (hss), all {wanted['image']} images (hss_image) or all "
+        f"{wanted['video']} clips (hss_video): run without --limit or filters"
+    )
+
+
+def run_entries(info: LogInfo, run: Run, row: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = []
+    for task_id, media in covered(run):
+        value = row["pass_at_1"] if media is None else row[media]
+        if value is None:  # no task of that media type graded
+            continue
+        entries.append(
+            {
+                "dataset": {
+                    "id": info.dataset,
+                    "task_id": task_id,
+                    "revision": info.dataset_revision,
+                },
+                "value": round(100 * value, 1),
+                "date": info.created[:10],
+                "notes": notes(info, row),
+            }
+        )
+    return entries
+
+
+def notes(info: LogInfo, row: dict[str, Any]) -> str:
+    """The settings the value depends on: condition, effort, judge and attempts."""
+    run = info.invocation
+    epochs = (run.options.get("epochs") if run else None) or DEFAULT_EPOCHS
+    effort = f"reasoning effort {info.reasoning_effort}; " if info.reasoning_effort else ""
+    version = (
+        f"; task version {run.full_version} of hss-inspect" if run and run.full_version else ""
+    )
+    return (
+        f"condition {info.condition}; {effort}judge {row['judge']}; pass@1 over {epochs} "
+        f"attempts per task{version}"
+    )

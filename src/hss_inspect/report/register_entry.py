@@ -1,0 +1,280 @@
+"""The Inspect Evals register's entry for HSS (`register/hss/eval.yaml`), made from logs.
+
+The register lists an eval kept in its own repository as one `eval.yaml`: a pointer to the
+repository at a pinned commit, one task per entry, the task's human baseline, and an
+`evaluation_report` of results (inspect_evals.metadata.ExternalEvalMetadata, which
+tests/test_publish.py validates the entry with). Built here as plain data from the package's
+metadata (src/hss_inspect/eval.yaml), the paper's human baseline and `register.results`, the
+rows the report's tables print: one result per model, of the task `hss` under the standard
+condition. Which runs make results, which are left out and what the notes say is decided
+here; the command only reads logs, calls `register_entry` and writes.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hss_inspect.core.config import FULL_COMMIT, eval_metadata, release_commit
+from hss_inspect.core.errors import InputError
+from hss_inspect.core.settings import DEFAULT_DATASET
+from hss_inspect.data.demo import DEMO_DATASET
+from hss_inspect.providers.paper_models import release_tasks
+from hss_inspect.report.paper import human_baseline
+from hss_inspect.report.register import Result, command
+
+TASK = "hss"
+TASK_PATH = "src/hss_inspect/task.py"  # relative to the repository's root
+COMMON_TITLE = "HSS"
+PAPER_TITLE = "Humanity's Sixth Sense: Benchmarking Intuitive Visual Reasoning in Multimodal Models"
+HUMAN_BASELINE_SOURCE = "https://arxiv.org/html/2610.08966#S3.SS1"  # Sec. 3.1, Table 1
+RESULT_CONDITION = "standard"
+METRIC = "pass_at_1"
+INTERVAL = "pass_at_1_ci95"
+_URL = re.compile(r"^https?://[^/\s]+/\S+$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the register finds the eval: its repository at a pinned commit, and the commit
+    the reported runs were made with (the same unless the pin has moved since)."""
+
+    repository_url: str
+    repository_commit: str
+    report_commit: str
+    maintainers: tuple[str, ...] = ()  # GitHub users; none: the register names the owner
+
+
+def source(
+    url: str, commit: str, report_commit: str | None = None, maintainers: Sequence[str] = ()
+) -> Source:
+    """The flags checked: an http(s) address of a repository and full commit ids."""
+    if not _URL.match(url):
+        raise InputError(
+            f"--repository-url {url!r} is not the address of a repository; give it as "
+            "https://github.com/OWNER/NAME"
+        )
+    for flag, value in (("--repository-commit", commit), ("--report-commit", report_commit)):
+        if value is not None and not FULL_COMMIT.match(value):
+            raise InputError(
+                f"{flag} {value!r} is not a full commit id; give the 40 hex digits that "
+                "`git rev-parse HEAD` prints in the repository"
+            )
+    return Source(url, commit, report_commit or commit, tuple(maintainers))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs the entry reports (one per model), and a line for each run left out."""
+
+    results: list[Result]
+    left_out: list[str] = field(default_factory=list)
+
+
+def select(found: Sequence[Result], package_version: str) -> Selection:
+    """One finished standard-condition run per model. A run of another comparability
+    version N is refused (its results are not this eval's); a run of another condition,
+    unfinished or never graded is left out with a line saying why."""
+    chosen: dict[str, list[Result]] = {}
+    left_out = []
+    for r in found:
+        why = why_left_out(r)
+        if why:
+            left_out.append(f"{r.info.log}: {why}; left out")
+        else:
+            refuse_other_version(r, package_version)
+            chosen.setdefault(r.info.model, []).append(r)
+    for model, runs in chosen.items():
+        if len(runs) > 1:
+            logs = ", ".join(r.info.log for r in runs)
+            raise InputError(
+                f"{model}: {len(runs)} logs give a result of {TASK} ({logs}); the register "
+                "reports one result per model: give one of them"
+            )
+    return Selection([runs[0] for runs in chosen.values()], left_out)
+
+
+def refuse_other_version(r: Result, package_version: str) -> None:
+    ran = run_version(r)
+    if ran.split("-")[0] != package_version.split("-")[0]:
+        raise InputError(
+            f"{r.info.log}: task version {ran}, not comparable with this package's "
+            f"{package_version}: run it again with this version, or leave the log out"
+        )
+
+
+def run_version(r: Result) -> str:
+    """The task version a log was run at: `N-X` where recorded, else Inspect's N."""
+    run = r.info.invocation
+    return "unknown" if run is None else run.full_version or run.task_version
+
+
+def why_left_out(r: Result) -> str | None:
+    if r.info.condition != RESULT_CONDITION:
+        return (
+            f"condition {r.info.condition}: the register's results are of {TASK} under the "
+            f"{RESULT_CONDITION} condition"
+        )
+    if r.info.status != "success":
+        return f"the run ended {r.info.status}: complete it with inspect eval-retry"
+    if r.pass_at_1 is None:
+        return "no attempt was graded"
+    return None
+
+
+# ---- the entry ---------------------------------------------------------------------------
+
+
+def register_entry(found: Sequence[Result], where: Source, package_version: str) -> dict[str, Any]:
+    """The entry (for `register/hss/eval.yaml`) reporting `found`, the runs `select` kept."""
+    meta = eval_metadata()
+    return {
+        "full_title": meta["title"],
+        "common_title": COMMON_TITLE,
+        "paper_title": PAPER_TITLE,
+        "description": description(meta),
+        "arxiv": meta["arxiv"],
+        "contributors": list(meta["contributors"]),
+        "tags": list(meta["tags"]),
+        "metadata": {
+            "requires": dict(meta["metadata"]["requires"]),
+            "extras": {
+                **meta["metadata"]["extras"],
+                "external_assets": [dict(a) for a in meta["external_assets"]],
+            },
+        },
+        "tasks": [task_entry(meta)],
+        "source": {
+            "repository_url": where.repository_url,
+            "repository_commit": where.repository_commit,
+            **({"maintainers": list(where.maintainers)} if where.maintainers else {}),
+        },
+        "evaluation_report": evaluation_report(found, where, package_version),
+    }
+
+
+def description(meta: Mapping[str, Any]) -> str:
+    """The package's description on one line (the register renders it unwrapped), then the
+    package's other tasks, which the register lists under this one entry."""
+    others = [t["name"] for t in meta["tasks"] if t["name"] != TASK]
+    return (
+        " ".join(str(meta["description"]).split())
+        + f" This entry is the task {TASK}; the package also has its presets and companion "
+        + "tasks "
+        + ", ".join(others)
+        + " (the repository's README describes each)."
+    )
+
+
+def task_entry(meta: Mapping[str, Any]) -> dict[str, Any]:
+    (task,) = [t for t in meta["tasks"] if t["name"] == TASK]
+    return {
+        "name": TASK,
+        "task_path": TASK_PATH,
+        "dataset_samples": int(task["dataset_samples"]),
+        "human_baseline": {
+            "metric": METRIC,
+            "score": human_baseline().values[METRIC],
+            "source": HUMAN_BASELINE_SOURCE,
+        },
+        "comment": asset_state(),
+    }
+
+
+def asset_state() -> str:
+    """Whether the dataset is pinned: by the release commit the package names, or not."""
+    pinned = release_commit()
+    if pinned:
+        return (
+            f"The dataset {DEFAULT_DATASET} is pinned: runs read commit {pinned} unless "
+            "given -T revision=; every log records the commit it read."
+        )
+    return (
+        f"The dataset {DEFAULT_DATASET} floats: runs read its branch main unless given "
+        "-T revision=<commit>; every log records the commit it read (each result names it)."
+    )
+
+
+def evaluation_report(
+    found: Sequence[Result], where: Source, package_version: str
+) -> dict[str, Any]:
+    versions = sorted({run_version(r) for r in found})
+    commands = {template(r) for r in found}
+    return {
+        "commit": where.report_commit,
+        "version": versions[0] if len(versions) == 1 else package_version,
+        **({"command": commands.pop()} if len(commands) == 1 else {}),
+        "notes": report_notes(found, versions),
+        "results": [result_entry(r) for r in found],
+    }
+
+
+def template(r: Result) -> str:
+    """The result's command with its model as `<model>`: one line for a table of models."""
+    return command(r.info).replace(f"--model {shlex.quote(r.info.model)}", "--model <model>", 1)
+
+
+def result_entry(r: Result) -> dict[str, Any]:
+    """A row of the register's results table, with what the register leaves to each eval
+    (extra fields): the settings, the judge, the dataset commit read and the command."""
+    info, run = r.info, r.info.invocation
+    interval = [] if r.ci95 is None else [{"key": INTERVAL, "value": round(r.ci95, 1)}]
+    entry = {
+        "model": info.model,
+        "task": TASK,
+        "metrics": [{"key": METRIC, "value": round(r.pass_at_1 or 0.0, 1)}, *interval],
+        "provider": info.model.split("/")[0],
+        "date": info.created[:10],
+        "reasoning_effort": info.reasoning_effort,
+        "judge": r.row["judge"],
+        "tasks": int(r.row["n_tasks"]),
+        "attempts": int(r.row["attempts"]),
+        "dataset": info.dataset,
+        "dataset_revision": info.dataset_revision,
+        "command": command(info),
+        "log": Path(info.log).name,
+        "task_version": run.full_version if run else None,
+    }
+    return {name: value for name, value in entry.items() if value is not None}
+
+
+def report_notes(found: Sequence[Result], versions: Sequence[str]) -> list[str]:
+    notes = [
+        f"Values in percent, on the scale of the paper's Table 1: {METRIC} is pass@1 (the "
+        "mean over tasks of the share of attempts passing every rubric criterion) and "
+        f"{INTERVAL} the half-width of its 95% bootstrap interval over tasks.",
+        asset_state(),
+    ]
+    if len(versions) > 1:
+        notes.append(
+            f"The runs were made at task versions {', '.join(versions)} (comparable: one N)."
+        )
+    return notes + [note for r in found for note in result_notes(r)]
+
+
+def result_notes(r: Result) -> list[str]:
+    """What a reader of a result must know: a run not on the benchmark, not pinned, or not
+    on every task."""
+    info, notes = r.info, []
+    if info.dataset == DEMO_DATASET:
+        notes.append(
+            f"{info.model}: run on the demo set shipped in the package, a check of the "
+            "installation, not a result on HSS"
+        )
+    elif info.dataset_revision is None:
+        notes.append(
+            f"{info.model}: run on a local copy ({info.dataset}), which records no commit of "
+            f"{DEFAULT_DATASET}"
+        )
+    elif not info.dataset_pinned:
+        notes.append(
+            f"{info.model}: run with -T revision={info.requested_revision} (not pinned), "
+            f"which resolved to commit {info.dataset_revision}"
+        )
+    if r.row["n_tasks"] != release_tasks():
+        notes.append(f"{info.model}: {r.row['n_tasks']} of the release's {release_tasks()} tasks")
+    return notes
