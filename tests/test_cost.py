@@ -344,16 +344,24 @@ eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, e
     )
     assert done.returncode == 0, done.stderr
     (path,) = tmp_path.glob("*.eval")
+    from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log
 
     from hss_inspect.report.pilot import read_pilot
 
     log = read_eval_log(str(path))
     pilot = read_pilot(str(path), "hss/scripted")
+    # The model judged itself: Inspect counts the judge's calls under the model too, and
+    # keeps them apart in `role_usage`; each attempt's own output is its usage less the
+    # grader's, which is also what its calls outside any role (the model events) returned.
     by_media: dict[str, list[int]] = {}
     for sample in log.samples or []:
-        usage = sample.model_usage["hss/scripted"]
-        by_media.setdefault(sample.metadata["media_type"], []).append(usage.output_tokens)
+        usage, judged = sample.model_usage["hss/scripted"], sample.role_usage["grader"]
+        own = usage.output_tokens - judged.output_tokens
+        events = [e for e in sample.events if isinstance(e, ModelEvent) and e.role is None]
+        assert own == sum(e.output.usage.output_tokens for e in events if e.output.usage)
+        assert 0 < own < usage.output_tokens
+        by_media.setdefault(sample.metadata["media_type"], []).append(own)
     assert pilot.attempts == len(log.samples or []) == 10
     assert pilot.output == {m: statistics.fmean(v) for m, v in by_media.items()}
     graders = [s.role_usage["grader"] for s in log.samples or []]

@@ -193,8 +193,9 @@ def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
             "recipe judges needs the logs to re-grade: hss-inspect recipe judges LOG_OR_FOLDER..."
         )
     from hss_inspect.report.logs import find_logs
+    from hss_inspect.report.records import readable_headers
 
-    logs = find_logs(args.logs)
+    logs = list(readable_headers(find_logs(args.logs)))  # a damaged one stops all, first
     if args.dry_run:
         for judge in judges()[1:]:
             print(f"re-grade {len(logs)} log(s) with {grader_spec(judge, aliases)}")

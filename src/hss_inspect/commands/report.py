@@ -25,9 +25,9 @@ from hss_inspect.report.failure_render import failures_markdown
 from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.human import human_studies, studies_json
 from hss_inspect.report.log_header import LogInfo
-from hss_inspect.report.logs import LogError, find_logs
+from hss_inspect.report.logs import DamagedLog, LogError, find_logs
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.records import read_logs
+from hss_inspect.report.records import read_logs, readable_headers
 from hss_inspect.report.register import register_markdown, results
 from hss_inspect.report.render import (
     clean_nan,
@@ -95,20 +95,40 @@ def add_failures_arguments(failures: argparse.ArgumentParser) -> None:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    paths = find_logs(args.logs)
+    skipped: list[DamagedLog] = []
+    try:
+        return _report(args, skipped)
+    finally:
+        said_skipped("report", skipped)
+
+
+def said_skipped(command: str, skipped: Sequence[DamagedLog]) -> None:
+    """One line for each log left out because Inspect cannot read it; the command then
+    exits 1 (`left_out`), after printing what the other logs give."""
+    for damaged in skipped:
+        print(f"hss-inspect {command}: left out {damaged} (read: the other logs)", file=sys.stderr)
+
+
+def left_out(skipped: Sequence[DamagedLog]) -> int:
+    """The exit status of a command that read logs: 1 when it left one out."""
+    return 1 if skipped else 0
+
+
+def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
+    paths = list(readable_headers(find_logs(args.logs), skipped))
     audits = [p for p in paths if is_audit_log(p)]
     if audits:
         _audit(args, audits)
         paths = [p for p in paths if p not in audits]
         if not paths:
-            return 0
-    infos, records = read_logs(paths)
+            return left_out(skipped)
+    infos, records = read_logs(paths, skipped)
     runs = runs_of(records)
     if args.sweep:
-        return _sweep(args, runs)
+        return _sweep(args, runs) or left_out(skipped)
     cost = bill_summary(run_bills(infos, args.model_cost_config))
     if args.format == REGISTER:
-        return _register(args, infos, runs, cost)
+        return _register(args, infos, runs, cost) or left_out(skipped)
     rows = [clean_nan(leaderboard_row(run)) for run in runs]
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
@@ -143,7 +163,7 @@ def report_command(args: argparse.Namespace) -> int:
         written = "the report and its plots" if figures else "the report (no plots)"
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
-    return 0
+    return left_out(skipped)
 
 
 def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
@@ -213,7 +233,15 @@ def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
 
 
 def agreement_command(args: argparse.Namespace) -> int:
-    _, records = read_logs(args.logs)
+    skipped: list[DamagedLog] = []
+    try:
+        return _agreement(args, skipped)
+    finally:
+        said_skipped("agreement", skipped)
+
+
+def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
+    _, records = read_logs(args.logs, skipped)
     alignment = clean_nan(judge_alignment(records).as_dict())
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -221,7 +249,7 @@ def agreement_command(args: argparse.Namespace) -> int:
         _plotted("agreement", lambda: plots.agreement_figures(alignment, args.out))
     text = json_report(alignment) if args.format == "json" else agreement_markdown(alignment)
     sys.stdout.write(text)
-    return 0
+    return left_out(skipped)
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -235,8 +263,17 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def failures_command(args: argparse.Namespace) -> int:
+    skipped: list[DamagedLog] = []
+    try:
+        return _failures(args, skipped)
+    finally:
+        said_skipped("failures", skipped)
+
+
+def _failures(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     causes = taxonomy()
-    result = clean_nan(failure_analysis(primary_runs(runs_of(read_logs(args.logs)[1])), causes))
+    runs = primary_runs(runs_of(read_logs(args.logs, skipped)[1]))
+    result = clean_nan(failure_analysis(runs, causes))
     text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
     sys.stdout.write(text)
-    return 0
+    return left_out(skipped)

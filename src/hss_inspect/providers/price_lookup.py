@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.user_files import read_text
 from hss_inspect.media.cache_folder import cache_root
 from hss_inspect.providers.context import info_name
 from hss_inspect.providers.prices import Price, priced_by_name, read_cost_config
@@ -59,7 +60,7 @@ def load_cost_config(path: str | None) -> dict[str, Price]:
     file = Path(path)
     if not file.is_file():
         raise SetupError(f"--model-cost-config {path}: no such file")
-    return read_cost_config(file.read_text(encoding="utf-8"), path)
+    return read_cost_config(read_text(file, f"--model-cost-config {path}"), path)
 
 
 def inspect_pricing(model: str, prices: Mapping[str, Price]) -> Pricing:
