@@ -221,7 +221,7 @@ def test_a_database_answer_is_remembered_per_inspect_version(
     import inspect_ai.model
     from inspect_ai.model import ModelCost, ModelInfo
 
-    from hss_inspect.providers import price_lookup
+    from hss_inspect.providers import model_names, price_lookup
 
     listed = ModelInfo(
         cost=ModelCost(input=1.25, output=10.0, input_cache_write=1.5, input_cache_read=0.125)
@@ -241,7 +241,7 @@ def test_a_database_answer_is_remembered_per_inspect_version(
     assert first[0].price is not None and first[0].price.output == 10.0 and first[0].in_database
     assert first[1].price is None and not first[1].in_database
     # another Inspect version may know other models: asked again
-    monkeypatch.setattr(price_lookup, "version", lambda _: "0.3.999")
+    monkeypatch.setattr(model_names, "version", lambda _: "0.3.999")
     price_lookup.inspect_pricing("openai-api/lab/tuned", {})
     assert asked == [*answers, "openai-api/lab/tuned"]
 

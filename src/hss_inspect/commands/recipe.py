@@ -177,10 +177,22 @@ def task_options(args: argparse.Namespace) -> dict[str, str]:
     """The `-T NAME=VALUE` options for every run, each name and value checked as the tasks
     check them, before any run starts."""
     given = named_pairs(args.task_args, "-T")
-    check_names(given, "hss")
+    check_names(given, "hss", recipe_place)
     for name, value in given.items():
         check(name, value)
     return given
+
+
+def recipe_place(name: str, value: object) -> str | None:
+    """Where the recipe takes `name`, given as `-T name=value`: the judge and the models
+    are sent elsewhere with `--as`, and some of Inspect's options are the recipe's flags."""
+    if name in ("grader", "judge"):
+        return f"--as {judges()[0].name}={value} (the judge of Table 5 it replaces)"
+    if name == "model":
+        return f"--models NAME (Table 5's) or --as NAME={value}"
+    if name in ("max_connections", "max_samples", "log_dir"):
+        return f"--{name.replace('_', '-')} {value}"
+    return None
 
 
 def _models(args: argparse.Namespace) -> list[str] | None:
