@@ -174,10 +174,20 @@ def _known(flag: str, flags: list[str]) -> bool:
 def top_parser() -> Parser:
     """The command's own parser: it lists the subcommands, each parsed by its own parser."""
     parser = Parser(prog="hss-inspect", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=version_text())
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for name, command in COMMANDS.items():
         commands.add_parser(name, help=command.help, description=command.help)
     return parser
+
+
+def version_text() -> str:
+    """The package's version and the task version its logs record (`hss_task_version`)."""
+    from importlib.metadata import version
+
+    from hss_inspect.core.config import register_entry
+
+    return f"hss-inspect {version('hss-inspect')} (task version {register_entry()['version']})"
 
 
 def command_parser(name: str) -> Parser:
@@ -192,7 +202,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """The subcommand (its name may follow flags, which then go to it) and its arguments,
     flags and positional arguments in any order."""
     name = next((word for word in argv if word in COMMANDS), None)
-    if name is None or argv[0] in ("-h", "--help"):
+    if name is None or argv[0] in ("-h", "--help", "--version"):
         top_parser().parse_args(argv)  # help, or the one line naming the closest command
         raise AssertionError("argparse exits on help and errors")
     rest = list(argv)

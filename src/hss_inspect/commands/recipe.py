@@ -12,12 +12,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hss_inspect.commands.arguments import add_pairs_argument, named_pairs
+from hss_inspect.core.command_line import inspect_score_command
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import check, check_names
+from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.media.workers import Stopped
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.recipes.flow import INSTALL_HINT, FlowOrigin, write_spec
 from hss_inspect.recipes.plans import (
+    PACKAGE,
     RECIPES,
     PlannedRun,
     grader_spec,
@@ -209,8 +212,10 @@ def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
 
     logs = list(readable_headers(find_logs(args.logs)))  # a damaged one stops all, first
     if args.dry_run:
-        for judge in judges()[1:]:
-            print(f"re-grade {len(logs)} log(s) with {grader_spec(judge, aliases)}")
+        for log in logs:
+            for judge in judges()[1:]:
+                roles = {GRADER_ROLE: grader_spec(judge, aliases)}
+                print(inspect_score_command(log, f"{PACKAGE}/rubric_judge", roles))
         return 0
     regrade(logs, aliases)
     print(f"re-graded {len(logs)} log(s); now: hss-inspect agreement " + shlex.join(args.logs))
