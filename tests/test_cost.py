@@ -369,3 +369,39 @@ eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, e
     assert sorted(pilot.durations) == sorted(s.total_time for s in log.samples or [])
     with pytest.raises(ValueError, match="a run of hss/scripted, not of openai/gpt-6-astra"):
         read_pilot(str(path), ASTRA)
+
+
+def test_with_no_image_token_rule_the_caching_table_counts_what_the_bill_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """hss/scripted has no image-token formula: the bill counts the question text alone,
+    and the caching table's caching-off row counts the same tokens and dollars (at least);
+    what the other strategies would cache is not known, and says so, never 0."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"hss/scripted": SCRIPTED_PRICE, OPUS: PRICES[OPUS]}))
+    given = ["--model", "hss/scripted", "--model-cost-config", str(prices)]
+    given += ["--judge-output-tokens", "30"]
+    result = _estimate(capsys, *given)
+    charges, cost = _charges(result), result["cost"]
+    assert charges["media"]["tokens"] is None
+    text = charges["question text"]["tokens"]
+    assert text > 0 and text % 3 == 0  # each task's text, once an attempt
+    rows = {r["strategy"]: r for r in cost["strategies"]}
+    off = rows["caching off"]
+    assert off["fresh"] == text and off["input_lower_bound"] and off["lower_bound"]
+    assert off["input_dollars"] == pytest.approx(text * SCRIPTED_PRICE["input"] / 1e6)
+    assert off["total_dollars"] == pytest.approx(cost["total_dollars"])
+    for name in ("Inspect's default", "the plan"):
+        row = rows[name]
+        assert row["fresh"] is None and row["read"] is None and row["written"] is None
+        assert row["input_dollars"] is None and row["total_dollars"] is None
+        assert row["output_dollars"] == pytest.approx(off["output_dollars"])
+    for name in ("batch", "batch + the plan"):
+        assert rows[name]["note"] == "no batch API"
+    assert main(["estimate", "--dataset", "demo", *given]) == 0
+    printed = capsys.readouterr().out
+    table = printed[printed.index("by caching strategy") : printed.index("assumptions:")]
+    lines = {line.split("  ")[1].strip(): line for line in table.splitlines()[2:]}
+    assert f"at least {text:,}" in lines["caching off"]
+    assert lines["the plan"].count("not known") == 6  # input, writes, reads, cost, total, ratio
+    assert "no batch API: no batch API" not in printed and " 0 " not in lines["the plan"]

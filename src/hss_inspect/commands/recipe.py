@@ -50,7 +50,7 @@ SWITCHES_OFF = {
 def add_arguments(recipe: argparse.ArgumentParser) -> None:
     recipe.description = "\n".join(f"{name}: {text}" for name, text in RECIPES.items())
     recipe.formatter_class = argparse.RawDescriptionHelpFormatter
-    recipe.add_argument("name", choices=list(RECIPES))
+    recipe.add_argument("name", choices=list(RECIPES), help="the experiment (listed above)")
     recipe.add_argument("logs", nargs="*", help="judges: the logs to re-grade (in place)")
     recipe.add_argument("--log-dir", default="logs", help="the eval set's folder")
     recipe.add_argument("--models", help="comma list of Table 5 model names (default: all)")

@@ -44,6 +44,7 @@ from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, pri
 SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
 REGISTER = "register"  # the register's Evaluation Report section (hss_inspect.report.register)
+TEXT_FORMATS = "what to print: md (a Markdown page) or json [md]"
 
 
 Drawn = TypeVar("Drawn")
@@ -78,20 +79,22 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
-    agreement.add_argument("logs", nargs="+")
-    agreement.add_argument("--format", choices=("md", "json"), default="md")
+    agreement.add_argument(
+        "logs", nargs="+", help="logs (or folders) whose answers several judges graded"
+    )
+    agreement.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
     agreement.add_argument("--out", type=Path, help="write agreement.json and scatter plots here")
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
-    compare.add_argument("log_a")
-    compare.add_argument("log_b")
-    compare.add_argument("--format", choices=("md", "json"), default="md")
+    compare.add_argument("log_a", help="the log of run A (.eval or .json)")
+    compare.add_argument("log_b", help="the log of run B, paired with A on their shared tasks")
+    compare.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
 
 
 def add_failures_arguments(failures: argparse.ArgumentParser) -> None:
     failures.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
-    failures.add_argument("--format", choices=("md", "json"), default="md")
+    failures.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
 
 
 def report_command(args: argparse.Namespace) -> int:
