@@ -97,24 +97,23 @@ def add_failures_arguments(failures: argparse.ArgumentParser) -> None:
     failures.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
 
 
-def report_command(args: argparse.Namespace) -> int:
+LogsCommand = Callable[[argparse.Namespace, list[DamagedLog]], int]
+
+
+def leaving_out_damaged(command: str, run: LogsCommand, args: argparse.Namespace) -> int:
+    """Run a command over logs, leaving out those Inspect cannot read: it prints what the
+    others give, then one line for each left out, and exits 1 if it left one out."""
     skipped: list[DamagedLog] = []
     try:
-        return _report(args, skipped)
+        return run(args, skipped) or (1 if skipped else 0)
     finally:
-        said_skipped("report", skipped)
+        for damaged in skipped:
+            line = f"hss-inspect {command}: left out {damaged} (read: the other logs)"
+            print(line, file=sys.stderr)
 
 
-def said_skipped(command: str, skipped: Sequence[DamagedLog]) -> None:
-    """One line for each log left out because Inspect cannot read it; the command then
-    exits 1 (`left_out`), after printing what the other logs give."""
-    for damaged in skipped:
-        print(f"hss-inspect {command}: left out {damaged} (read: the other logs)", file=sys.stderr)
-
-
-def left_out(skipped: Sequence[DamagedLog]) -> int:
-    """The exit status of a command that read logs: 1 when it left one out."""
-    return 1 if skipped else 0
+def report_command(args: argparse.Namespace) -> int:
+    return leaving_out_damaged("report", _report, args)
 
 
 def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
@@ -124,14 +123,14 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         _audit(args, audits)
         paths = [p for p in paths if p not in audits]
         if not paths:
-            return left_out(skipped)
+            return 0
     infos, records = read_logs(paths, skipped)
     runs = runs_of(records)
     if args.sweep:
-        return _sweep(args, runs) or left_out(skipped)
+        return _sweep(args, runs)
     cost = bill_summary(run_bills(infos, args.model_cost_config))
     if args.format == REGISTER:
-        return _register(args, infos, runs, cost) or left_out(skipped)
+        return _register(args, infos, runs, cost)
     rows = [clean_nan(leaderboard_row(run)) for run in runs]
     paper = published_rows() if args.with_paper else []
     shown = display_rows(rows, paper)
@@ -166,7 +165,7 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         written = "the report and its plots" if figures else "the report (no plots)"
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
-    return left_out(skipped)
+    return 0
 
 
 def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
@@ -236,11 +235,7 @@ def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
 
 
 def agreement_command(args: argparse.Namespace) -> int:
-    skipped: list[DamagedLog] = []
-    try:
-        return _agreement(args, skipped)
-    finally:
-        said_skipped("agreement", skipped)
+    return leaving_out_damaged("agreement", _agreement, args)
 
 
 def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
@@ -252,7 +247,7 @@ def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         _plotted("agreement", lambda: plots.agreement_figures(alignment, args.out))
     text = json_report(alignment) if args.format == "json" else agreement_markdown(alignment)
     sys.stdout.write(text)
-    return left_out(skipped)
+    return 0
 
 
 def compare_command(args: argparse.Namespace) -> int:
@@ -266,11 +261,7 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def failures_command(args: argparse.Namespace) -> int:
-    skipped: list[DamagedLog] = []
-    try:
-        return _failures(args, skipped)
-    finally:
-        said_skipped("failures", skipped)
+    return leaving_out_damaged("failures", _failures, args)
 
 
 def _failures(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
@@ -279,4 +270,4 @@ def _failures(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     result = clean_nan(failure_analysis(runs, causes))
     text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
     sys.stdout.write(text)
-    return left_out(skipped)
+    return 0
