@@ -436,6 +436,11 @@ NAME_MISTAKES = [
         env=(("ANTHROPIC_API_KEY", "k"),),
     ),
     Mistake(
+        "misspelt model of the logs in --paper-model",
+        (HSS_INSPECT, "report", "{log}", "--paper-model", "hss/scriptd=GPT-6-astra"),
+        ("hss/scriptd is not a model of these logs", "did you mean hss/scripted?"),
+    ),
+    Mistake(
         "the judge given as a task option",
         (*EVAL, *DEMO, "-T", f"grader={JUDGE}", "--model", CANDIDATE),
         ("-T grader is not an option", f"use Inspect's --model-role grader={JUDGE}"),

@@ -28,7 +28,7 @@ from hss_inspect.report.log_header import LogInfo
 from hss_inspect.report.logs import DamagedLog, LogError, find_logs
 from hss_inspect.report.paper import published_rows
 from hss_inspect.report.records import read_logs, readable_headers
-from hss_inspect.report.register import register_markdown, results
+from hss_inspect.report.register import check_paper_names, register_markdown, results
 from hss_inspect.report.render import (
     clean_nan,
     csv_report,
@@ -125,6 +125,8 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         if not paths:
             return 0
     infos, records = read_logs(paths, skipped)
+    # checked whatever the format, though only the register's uses it
+    check_paper_names(infos, named_pairs(args.paper_model, "--paper-model", "MODEL=NAME"))
     runs = runs_of(records)
     if args.sweep:
         return _sweep(args, runs)
