@@ -14,7 +14,7 @@ import yaml
 from inspect_ai import Task
 
 from hss_inspect import task as tasks
-from hss_inspect.core.config import register_entry
+from hss_inspect.versioning import register_entry
 from tests.support.fixture_repo import TASKS
 from tests.support.runs import INSPECT
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import yaml
 from inspect_ai.tool import ToolDef
 
 from hss_inspect.audit.kinds import KINDS
@@ -16,7 +19,6 @@ from hss_inspect.audit.variants import audit_data
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES, CONVERSATION_TEXT_TOKENS
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
-from hss_inspect.core.config import register_entry
 from hss_inspect.core.settings import (
     DEFAULT_AGENT,
     DEFAULT_EPOCHS,
@@ -35,6 +37,13 @@ from hss_inspect.media.image_cache import IMAGE_ALGORITHM_VERSION
 from hss_inspect.providers.fit import FIT_ALGORITHM_VERSION
 from hss_inspect.providers.limits import TokenRule, rules_file
 from hss_inspect.providers.tokens import image_tokens
+
+
+@cache
+def register_entry() -> dict[str, Any]:
+    """The package's eval.yaml."""
+    text = (files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8")
+    return dict(yaml.safe_load(text))
 
 
 def task_version() -> str:

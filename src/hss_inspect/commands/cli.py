@@ -182,12 +182,15 @@ def top_parser() -> Parser:
 
 
 def version_text() -> str:
-    """The package's version and the task version its logs record (`hss_task_version`)."""
+    """The package's version and the task version its logs record (`hss_task_version`),
+    read from eval.yaml here: the module that reads it for the tasks loads Inspect."""
     from importlib.metadata import version
+    from importlib.resources import files
 
-    from hss_inspect.core.config import register_entry
+    import yaml
 
-    return f"hss-inspect {version('hss-inspect')} (task version {register_entry()['version']})"
+    entry = yaml.safe_load((files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8"))
+    return f"hss-inspect {version('hss-inspect')} (task version {entry['version']})"
 
 
 def command_parser(name: str) -> Parser:

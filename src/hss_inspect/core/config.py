@@ -1,5 +1,4 @@
-"""The YAML that ships with the package: provider limits, paper data, judge prompts, the
-register entry."""
+"""The YAML that ships with the package: provider limits, paper data, judge prompts."""
 
 from __future__ import annotations
 
@@ -23,13 +22,6 @@ def data_dir(name: str) -> Path:
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError(f"hss_inspect is installed without its {name}/ folder; reinstall it")
-
-
-@cache
-def register_entry() -> dict[str, Any]:
-    """The package's eval.yaml: its entry in the Inspect Evals register (task version)."""
-    text = (files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8")
-    return dict(yaml.safe_load(text))
 
 
 def load_yaml(folder: str, filename: str) -> dict[str, Any]:
