@@ -221,7 +221,7 @@ def test_a_database_answer_is_remembered_per_inspect_version(
     import inspect_ai.model
     from inspect_ai.model import ModelCost, ModelInfo
 
-    from hss_inspect.providers import price_lookup
+    from hss_inspect.providers import model_names, price_lookup
 
     listed = ModelInfo(
         cost=ModelCost(input=1.25, output=10.0, input_cache_write=1.5, input_cache_read=0.125)
@@ -241,7 +241,7 @@ def test_a_database_answer_is_remembered_per_inspect_version(
     assert first[0].price is not None and first[0].price.output == 10.0 and first[0].in_database
     assert first[1].price is None and not first[1].in_database
     # another Inspect version may know other models: asked again
-    monkeypatch.setattr(price_lookup, "version", lambda _: "0.3.999")
+    monkeypatch.setattr(model_names, "version", lambda _: "0.3.999")
     price_lookup.inspect_pricing("openai-api/lab/tuned", {})
     assert asked == [*answers, "openai-api/lab/tuned"]
 
@@ -344,16 +344,24 @@ eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, e
     )
     assert done.returncode == 0, done.stderr
     (path,) = tmp_path.glob("*.eval")
+    from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log
 
     from hss_inspect.report.pilot import read_pilot
 
     log = read_eval_log(str(path))
     pilot = read_pilot(str(path), "hss/scripted")
+    # The model judged itself: Inspect counts the judge's calls under the model too, and
+    # keeps them apart in `role_usage`; each attempt's own output is its usage less the
+    # grader's, which is also what its calls outside any role (the model events) returned.
     by_media: dict[str, list[int]] = {}
     for sample in log.samples or []:
-        usage = sample.model_usage["hss/scripted"]
-        by_media.setdefault(sample.metadata["media_type"], []).append(usage.output_tokens)
+        usage, judged = sample.model_usage["hss/scripted"], sample.role_usage["grader"]
+        own = usage.output_tokens - judged.output_tokens
+        events = [e for e in sample.events if isinstance(e, ModelEvent) and e.role is None]
+        assert own == sum(e.output.usage.output_tokens for e in events if e.output.usage)
+        assert 0 < own < usage.output_tokens
+        by_media.setdefault(sample.metadata["media_type"], []).append(own)
     assert pilot.attempts == len(log.samples or []) == 10
     assert pilot.output == {m: statistics.fmean(v) for m, v in by_media.items()}
     graders = [s.role_usage["grader"] for s in log.samples or []]
@@ -361,3 +369,39 @@ eval(hss_demo(), model="hss/scripted", model_roles={"grader": "hss/scripted"}, e
     assert sorted(pilot.durations) == sorted(s.total_time for s in log.samples or [])
     with pytest.raises(ValueError, match="a run of hss/scripted, not of openai/gpt-6-astra"):
         read_pilot(str(path), ASTRA)
+
+
+def test_with_no_image_token_rule_the_caching_table_counts_what_the_bill_counts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """hss/scripted has no image-token formula: the bill counts the question text alone,
+    and the caching table's caching-off row counts the same tokens and dollars (at least);
+    what the other strategies would cache is not known, and says so, never 0."""
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"hss/scripted": SCRIPTED_PRICE, OPUS: PRICES[OPUS]}))
+    given = ["--model", "hss/scripted", "--model-cost-config", str(prices)]
+    given += ["--judge-output-tokens", "30"]
+    result = _estimate(capsys, *given)
+    charges, cost = _charges(result), result["cost"]
+    assert charges["media"]["tokens"] is None
+    text = charges["question text"]["tokens"]
+    assert text > 0 and text % 3 == 0  # each task's text, once an attempt
+    rows = {r["strategy"]: r for r in cost["strategies"]}
+    off = rows["caching off"]
+    assert off["fresh"] == text and off["input_lower_bound"] and off["lower_bound"]
+    assert off["input_dollars"] == pytest.approx(text * SCRIPTED_PRICE["input"] / 1e6)
+    assert off["total_dollars"] == pytest.approx(cost["total_dollars"])
+    for name in ("Inspect's default", "the plan"):
+        row = rows[name]
+        assert row["fresh"] is None and row["read"] is None and row["written"] is None
+        assert row["input_dollars"] is None and row["total_dollars"] is None
+        assert row["output_dollars"] == pytest.approx(off["output_dollars"])
+    for name in ("batch", "batch + the plan"):
+        assert rows[name]["note"] == "no batch API"
+    assert main(["estimate", "--dataset", "demo", *given]) == 0
+    printed = capsys.readouterr().out
+    table = printed[printed.index("by caching strategy") : printed.index("assumptions:")]
+    lines = {line.split("  ")[1].strip(): line for line in table.splitlines()[2:]}
+    assert f"at least {text:,}" in lines["caching off"]
+    assert lines["the plan"].count("not known") == 6  # input, writes, reads, cost, total, ratio
+    assert "no batch API: no batch API" not in printed and " 0 " not in lines["the plan"]

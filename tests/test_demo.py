@@ -5,6 +5,11 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+import re
+import shlex
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from hss_inspect.data.rows import report_unknown_taxonomy
 from hss_inspect.media.probe import probe_duration
 
 SHIPPED = Path(scenes.__file__).parents[1] / "demo_data"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_dataset_demo_opens_the_shipped_copy() -> None:
@@ -165,3 +171,26 @@ def test_the_docs_list_every_demo_task_with_its_media_and_subdomain() -> None:
         row = task.row()
         assert f"| {row['media_type']}" in lines[task.task_id]
         assert f"| {row['subdomain']} |" in lines[task.task_id]
+
+
+@pytest.mark.slow  # runs the Quick start's `inspect eval`
+def test_the_quick_start_prints_the_figures_the_readme_quotes(tmp_path: Path) -> None:
+    """Each `name value` the Quick start quotes is a line of what its command prints, as
+    Inspect prints it (every metric to three decimals)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Quick start")
+    command = re.search(r"pip install \. && (inspect eval hss_inspect/hss_demo [^\n]*)", readme)
+    assert command is not None and command.start() > start
+    after = readme.index("```\n\n", command.end()) + len("```\n\n")
+    paragraph = readme[after : readme.index("\n\n", after)]
+    quoted = re.findall(r"`([a-z_0-9]+) ([0-9.]+)`", paragraph)
+    assert {name for name, _ in quoted} >= {"tasks", "pass_at_1", "grading_failure_rate"}
+    words = shlex.split(command.group(1))
+    words[0] = str(Path(sys.executable).with_name("inspect"))
+    done = subprocess.run(
+        [*words, "--log-dir", str(tmp_path), "--display", "plain"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name, value in quoted:
+        assert re.search(rf"^\s*{name}\s+{re.escape(value)}\s*$", done.stdout, re.M), name

@@ -487,6 +487,9 @@ def test_the_answers_are_graded_by_the_judge_and_reported_as_the_studys_row(
     ).stdout
     table = [line for line in markdown.splitlines() if line.startswith("| ")]
     assert table[1].startswith("| Human baseline (this study) |")
+    # the study's rates in a sentence carry their sign
+    assert f"unsure: {100 * study_figures['unsure_share']:.1f}% of the answers" in markdown
+    assert f"pass@1 where sure: {100 * study_figures['pass_sure']:.1f}%; where unsure: " in markdown
     assert f"{100 * row['pass_at_1']:.1f} ±" in table[1]
     assert table[2].startswith("| Human baseline (published) | paper | 93.1 |")
     assert any(line.startswith("| openai-api/scripted/candidate") for line in table[3:])

@@ -1,18 +1,22 @@
 """A user's mistake costs nothing: each one below, typed on the real command line (`inspect
 eval` of the package's tasks, and `hss-inspect`), stops at once with one line naming the
-mistyped value and the closest valid one, exits non-zero, prints no traceback, and runs no
-sample and calls no model. Every task option and every command flag is covered: a new one
-is checked the moment it is declared."""
+mistyped value and the closest valid one (or the file, what is wrong with it and what to
+do), exits non-zero, prints no traceback, and runs no sample and calls no model. Every
+task option and every command flag is covered: a new one is checked the moment it is
+declared."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect as pyinspect
 import os
 import re
 import shlex
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +34,89 @@ ESTIMATE_DEMO = (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset"
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# A file a mistake is made with: its name in the working folder, and how its bytes are
+# made from a real log of the demo set.
+Made = Callable[[Path], bytes]
+
+
 @dataclass(frozen=True)
 class Mistake:
-    """What a user typed (`{log}` stands for a real log of the demo set), and the words the
-    one line must hold: the mistyped value and the closest valid one."""
+    """What a user typed (`{log}` stands for a real log of the demo set) with the files it
+    names, and the words the one line must hold: the mistyped value or the file, and the
+    closest valid one or what to do. `prints_report`: the command still prints what the
+    good logs give, and the one line (on stderr) names the file it left out."""
 
     name: str
     argv: tuple[str, ...]
     says: tuple[str, ...]
+    files: tuple[tuple[str, Made], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    prints_report: bool = False
 
+
+def log_bytes(log: Path) -> bytes:
+    return log.read_bytes()
+
+
+def cut_in_half(log: Path) -> bytes:
+    """The log as a run killed while writing it leaves it, or a copy not finished."""
+    data = log.read_bytes()
+    return data[: len(data) // 2]
+
+
+def json_log(log: Path) -> bytes:
+    """The same log in Inspect's JSON format."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    out = log.with_name(f"{log.stem}-as.json")
+    if not out.exists():
+        write_eval_log(read_eval_log(str(log)), str(out), format="json")
+    return out.read_bytes()
+
+
+def json_cut_short(log: Path) -> bytes:
+    """The JSON log's first eight lines (its header cut short: where the line and column
+    are the same in every run)."""
+    return b"".join(json_log(log).splitlines(keepends=True)[:8])
+
+
+def constant(data: bytes) -> Made:
+    return lambda _log: data
+
+
+def sqlite_file(tables: str) -> Made:
+    """A SQLite file holding these tables (another program's database)."""
+
+    def made(log: Path) -> bytes:
+        path = log.with_name("other.sqlite")
+        if not path.exists():
+            with contextlib.closing(sqlite3.connect(path)) as db:
+                db.executescript(tables)
+        return path.read_bytes()
+
+    return made
+
+
+def study_cut_short(log: Path) -> bytes:
+    """A study of one demo task, cut to its first two pages."""
+    from hss_inspect.human.store import StudyTask, create_study
+
+    path = log.with_name("study.sqlite")
+    if not path.exists():
+        task = StudyTask("demo-candle", "video", "d", "s", "media/x.mp4", "What next?")
+        create_study(path, {"seed": 0}, [task], {"annotator-1": ["demo-candle"]})
+    return path.read_bytes()[:8192]
+
+
+NOT_TEXT = constant(b"\x89PNG\r\n\x1a\n\xff\xfe\x00binary")
+NOTES = constant(b"notes about the run, not a log\n")
+PRICES_NOT_YAML = constant(b"openai/gpt-6-astra:\n  input: 1.25\n  output: [10.0\n")
+PRICES_NOT_JSON = constant(b'{"openai/gpt-6-astra": {"input": 1.25,}}\n')
+RULES_NOT_YAML = constant(b"image_tokens:\n  - match: [openai/*\n    formula: openai_patches\n")
+ANSWERS = constant(b'{"task_id": "demo-candle", "annotator": "ana", "answer": "It goes out."}\n')
+ANSWERS_NOT_JSON = constant(b'{"task_id": "demo-candle", "annotator": "ana", "answer": "out"\n')
+HALF = (("half.eval", cut_in_half),)
+OPUS_SLIP = "anthropic/claude-opsu-5"
 
 EVAL = (INSPECT, "eval")
 GRADED = ("--model", CANDIDATE, "--model-role", f"grader={JUDGE}")
@@ -174,8 +252,226 @@ COMMAND_MISTAKES = [
 ]
 
 
+HUMAN = ("hss_inspect/hss_human", "-T", "dataset=demo", "--model", "none")
+
+# A file the user gives that cannot be read as what it should be: a log, a price or
+# token-rules file, a study, people's answers, the rows of a dataset.
+FILE_MISTAKES = [
+    Mistake(
+        "a log cut short",
+        (HSS_INSPECT, "report", "half.eval"),
+        ("half.eval: cut short", "copy it again", "inspect log recover"),
+        HALF,
+    ),
+    Mistake(
+        "an empty log",
+        (HSS_INSPECT, "report", "empty.eval"),
+        ("empty.eval: empty (0 bytes), not an Inspect log",),
+        (("empty.eval", constant(b"")),),
+    ),
+    Mistake(
+        "a text file named .eval",
+        (HSS_INSPECT, "report", "notes.eval"),
+        ("notes.eval: not an Inspect log (an .eval log is a zip archive)",),
+        (("notes.eval", NOTES),),
+    ),
+    Mistake(
+        "a JSON log cut short",
+        (HSS_INSPECT, "report", "half.json"),
+        ("half.json: cut short or damaged at line 9, column 1",),
+        (("half.json", json_cut_short),),
+    ),
+    Mistake(
+        "a text file named .json",
+        (HSS_INSPECT, "report", "notes.json"),
+        ("notes.json: not an Inspect log",),
+        (("notes.json", NOTES),),
+    ),
+    Mistake(
+        "JSON that is not a log",
+        (HSS_INSPECT, "report", "other.json"),
+        ("other.json: JSON, but not an Inspect log",),
+        (("other.json", constant(b'{"name": "a list of runs", "runs": []}\n')),),
+    ),
+    Mistake(
+        "a log cut short in a folder of good logs",
+        (HSS_INSPECT, "report", "runs"),
+        ("left out", "runs/half.eval: cut short", "read: the other logs"),
+        (("runs/good.eval", log_bytes), ("runs/half.eval", cut_in_half)),
+        prints_report=True,
+    ),
+    Mistake(
+        "a pilot cut short",
+        (*ESTIMATE_DEMO, "--pilot", "half.eval"),
+        ("--pilot half.eval: cut short",),
+        HALF,
+    ),
+    Mistake(
+        "a log cut short to compare",
+        (HSS_INSPECT, "compare", "{log}", "half.eval"),
+        ("half.eval: cut short",),
+        HALF,
+    ),
+    Mistake(
+        "a log cut short to rebuild frames from",
+        (HSS_INSPECT, "rebuild-frames", "half.eval", "--sample", "demo-candle", "--out", "out"),
+        ("half.eval: cut short",),
+        HALF,
+    ),
+    Mistake(
+        "a log cut short to re-grade",
+        (HSS_INSPECT, "recipe", "judges", "half.eval", "--dry-run"),
+        ("half.eval: cut short",),
+        HALF,
+    ),
+    Mistake(
+        "a price file that is not YAML",
+        (*ESTIMATE_DEMO, "--model-cost-config", "prices.yaml"),
+        ("--model-cost-config prices.yaml: not valid YAML at line 4, column 1", "fix it"),
+        (("prices.yaml", PRICES_NOT_YAML),),
+    ),
+    Mistake(
+        "a price file that is not JSON",
+        (HSS_INSPECT, "report", "{log}", "--model-cost-config", "prices.json"),
+        ("--model-cost-config prices.json: not valid JSON at line 1, column 39", "fix it"),
+        (("prices.json", PRICES_NOT_JSON),),
+    ),
+    Mistake(
+        "a price file that is not text",
+        (*ESTIMATE_DEMO, "--model-cost-config", "prices.yaml"),
+        ("--model-cost-config prices.yaml: not a text file",),
+        (("prices.yaml", NOT_TEXT),),
+    ),
+    Mistake(
+        "token rules that are not YAML",
+        (*ESTIMATE_DEMO, "--token-rules", "rules.yaml"),
+        ("--token-rules rules.yaml: not valid YAML at line", "fix it"),
+        (("rules.yaml", RULES_NOT_YAML),),
+    ),
+    Mistake(
+        "token rules of a task that are not YAML",
+        (*EVAL, *DEMO, "-T", "token_rules=rules.yaml", *GRADED),
+        ("-T token_rules=rules.yaml: not valid YAML at line", "fix it"),
+        (("rules.yaml", RULES_NOT_YAML),),
+    ),
+    Mistake(
+        "a study that is not one",
+        (HSS_INSPECT, "human", "status", "notes.txt"),
+        ("notes.txt: not a study",),
+        (("notes.txt", NOTES),),
+    ),
+    Mistake(
+        "another program's SQLite file as a study",
+        (HSS_INSPECT, "human", "export", "other.sqlite", "--out", "answers.jsonl"),
+        ("other.sqlite: a SQLite file, but not a study",),
+        (("other.sqlite", sqlite_file("CREATE TABLE runs (id TEXT);")),),
+    ),
+    Mistake(
+        "a study cut short",
+        (HSS_INSPECT, "human", "status", "study.sqlite"),
+        ("study.sqlite: a damaged SQLite file", "restore it from a copy"),
+        (("study.sqlite", study_cut_short),),
+    ),
+    Mistake(
+        "answers that are not JSON lines",
+        (*EVAL, *HUMAN, "-T", "answers=answers.jsonl", "--model-role", f"grader={JUDGE}"),
+        ("-T answers=answers.jsonl, line 1, column", "not JSON"),
+        (("answers.jsonl", ANSWERS_NOT_JSON),),
+    ),
+    Mistake(
+        "answers that are not text",
+        (*EVAL, *HUMAN, "-T", "answers=answers.jsonl", "--model-role", f"grader={JUDGE}"),
+        ("-T answers=answers.jsonl: not a text file", "a study (.sqlite) or a JSONL"),
+        (("answers.jsonl", NOT_TEXT),),
+    ),
+    Mistake(
+        "an empty answers file",
+        (*EVAL, *HUMAN, "-T", "answers=answers.jsonl", "--model-role", f"grader={JUDGE}"),
+        ("-T answers=answers.jsonl: no answers in it",),
+        (("answers.jsonl", constant(b"\n")),),
+    ),
+    Mistake(
+        "a dataset file that is not text",
+        (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "rows.jsonl"),
+        ("rows.jsonl: not a text file",),
+        (("rows.jsonl", NOT_TEXT),),
+    ),
+]
+
+# A model name: a slip of one Inspect's model database or Table 5 knows, wherever a
+# command takes one; and a name given in the wrong place, pointed to the right one.
+NAME_MISTAKES = [
+    Mistake(
+        "misspelt model of an estimate",
+        (HSS_INSPECT, "estimate", "--model", "openai/gpt-6-astr", "--dataset", "demo"),
+        ("openai/gpt-6-astr is not a model", "(--model)", "did you mean openai/gpt-6-astra?"),
+    ),
+    Mistake(
+        "misspelt judge of an estimate",
+        (*ESTIMATE_DEMO, "--grader", "anthropic/claude-opsu-5"),
+        ("anthropic/claude-opsu-5 is not a model", "did you mean anthropic/claude-opus-5?"),
+    ),
+    Mistake(
+        "misspelt model to prepare for",
+        (HSS_INSPECT, "prepare", "--dataset", "demo", "--model", "openai/gpt6-astra"),
+        ("openai/gpt6-astra is not a model", "did you mean openai/gpt-6-astra?"),
+    ),
+    Mistake(
+        "misspelt Inspect model a recipe sends to",
+        (HSS_INSPECT, "recipe", "table1", "--as", "GPT-6-astra=openai/gpt-6-astr", "--dry-run"),
+        ("openai/gpt-6-astr is not a model", "did you mean openai/gpt-6-astra?"),
+    ),
+    Mistake(
+        "misspelt judge of the human study",
+        (
+            *EVAL,
+            *HUMAN,
+            "-T",
+            "answers=answers.jsonl",
+            "--model-role",
+            "grader=anthropic/claude-opsu-5",
+        ),
+        ("(--model-role grader)", "did you mean anthropic/claude-opus-5?"),
+        (("answers.jsonl", ANSWERS),),
+        env=(("ANTHROPIC_API_KEY", "k"),),
+    ),
+    Mistake(
+        "misspelt model of the logs in --paper-model",
+        (HSS_INSPECT, "report", "{log}", "--paper-model", "hss/scriptd=GPT-6-astra"),
+        ("hss/scriptd is not a model of these logs", "did you mean hss/scripted?"),
+    ),
+    Mistake(
+        "the judge given as a task option",
+        (*EVAL, *DEMO, "-T", f"grader={JUDGE}", "--model", CANDIDATE),
+        ("-T grader is not an option", f"use Inspect's --model-role grader={JUDGE}"),
+    ),
+    Mistake(
+        "the epochs given as a task option",
+        (*EVAL, *DEMO, "-T", "epochs=1", *GRADED),
+        ("-T epochs is not an option", "use Inspect's --epochs 1"),
+    ),
+    Mistake(
+        "the judge given as a recipe's task option",
+        (HSS_INSPECT, "recipe", "table1", "-T", "grader=openai/gpt-5.6-terra", "--dry-run"),
+        ("-T grader is not an option", "use --as judge-claude-opus-5=openai/gpt-5.6-terra"),
+    ),
+    Mistake(
+        "a task option given to estimate with -T",
+        (HSS_INSPECT, "estimate", "--model", "hss/scripted", "-T", "dataset=demo"),
+        ("-T dataset=demo is not a flag of hss-inspect estimate", "use --dataset demo"),
+    ),
+    Mistake(
+        "the judge given to estimate as a role",
+        (*ESTIMATE_DEMO, "--model-role", "grader=anthropic/claude-opus-5"),
+        ("--model-role grader=anthropic/claude-opus-5 is not a flag", "use --grader"),
+    ),
+]
+
+MISTAKES = EVAL_MISTAKES + COMMAND_MISTAKES + FILE_MISTAKES + NAME_MISTAKES
+
+
 def test_the_page_of_mistakes_lists_every_mistake_tried() -> None:
-    assert sorted(documented()) == sorted(m.name for m in EVAL_MISTAKES + COMMAND_MISTAKES)
+    assert sorted(documented()) == sorted(m.name for m in MISTAKES)
 
 
 @pytest.fixture(scope="module")
@@ -196,6 +492,10 @@ def run_mistake(
     base_url = model_server[0]
     env = {**os.environ, "SCRIPTED_API_KEY": "k", "SCRIPTED_BASE_URL": base_url}
     env["COLUMNS"] = "400"  # keep each line whole
+    env.update(mistake.env)
+    for name, made in mistake.files:
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_bytes(made(log))
     argv = [word.replace("{log}", str(log)) for word in mistake.argv]
     if argv[:2] == list(EVAL):
         argv += ["--log-dir", str(workdir / "logs"), "--display", "plain"]
@@ -203,7 +503,7 @@ def run_mistake(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mistake", EVAL_MISTAKES + COMMAND_MISTAKES, ids=lambda m: m.name)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.name)
 def test_a_mistake_is_one_line_a_nonzero_exit_and_nothing_sent(
     mistake: Mistake, tmp_path: Path, model_server: tuple[str, Path], demo_log: Path
 ) -> None:
@@ -212,19 +512,23 @@ def test_a_mistake_is_one_line_a_nonzero_exit_and_nothing_sent(
     output = done.stdout + done.stderr
     assert done.returncode != 0, output
     assert "Traceback" not in output
+    said = done.stderr if mistake.prints_report else output
     for words in mistake.says:
-        assert words in output, output
+        assert words in said.replace(f"{tmp_path}/", ""), output
     # one line, after Inspect's banner of the package's hooks where Inspect prints one
-    assert len(lines_after_banner(output)) == 1, output
+    assert len(lines_after_banner(said)) == 1, output
+    if mistake.prints_report:  # ... and what the good logs give
+        assert "## Leaderboard" in done.stdout and demo_log.name not in done.stderr
     assert not list(tmp_path.glob("logs/*.eval")), "a log was written: something ran"
     assert model_server[1].read_text().count("\n") == requests_before, "a model was called"
-    assert documented()[mistake.name] == (done.returncode, shown_line(done, demo_log))
+    assert documented()[mistake.name] == (done.returncode, shown_line(said, demo_log, tmp_path))
 
 
-def shown_line(done: subprocess.CompletedProcess[str], log: Path) -> str:
-    """The one line a mistake printed, with the log's path written LOG."""
-    (line,) = lines_after_banner(done.stdout + done.stderr)
-    return line.strip().replace(str(log), "LOG")
+def shown_line(said: str, log: Path, workdir: Path) -> str:
+    """The one line a mistake printed, with the log's path written LOG and the files it
+    made named as in the working folder."""
+    (line,) = lines_after_banner(said)
+    return line.strip().replace(str(log), "LOG").replace(f"{workdir}/", "")
 
 
 def documented() -> dict[str, tuple[int, str]]:

@@ -162,6 +162,13 @@ def test_compare_first_attempts(tmp_path: Path, capsys: pytest.CaptureFixture[st
     social = result["by_subdomain"]["theory_of_mind"]
     assert (social["n_tasks"], social["a_only"], social["b_only"]) == (4, 1, 3)
     assert social["delta"] == pytest.approx(3 / 4 - 1 / 4)
+    # the page says how many shared tasks it left out, and says nothing when it left none
+    assert main(["compare", a, b]) == 0
+    assert "\n1 shared task(s) left out: first attempt not graded.\n" in capsys.readouterr().out
+    c = write_log(tmp_path / "c.eval", b_items[:6], model="m/other")
+    assert main(["compare", a, c]) == 0
+    page = capsys.readouterr().out
+    assert "| all |" in page and "left out" not in page
 
 
 def _sweep_logs(tmp_path: Path) -> list[str]:

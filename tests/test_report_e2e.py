@@ -4,6 +4,8 @@ report, its sweep table and its HTML page (headless Chromium) on the logs it wro
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -121,6 +123,50 @@ def test_html_report_reads_in_chromium(sweep_logs: list[EvalLog], tmp_path: Path
         widths = images.evaluate_all("imgs => imgs.map(i => i.complete && i.naturalWidth)")
         assert all(w and w > 100 for w in widths), widths
         browser.close()
+
+
+def test_the_judges_recipes_dry_run_prints_commands_that_regrade_as_it_does(
+    sweep_logs: list[EvalLog], model_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    """`recipe judges --dry-run` prints `inspect score` commands; run as printed, they
+    append the same scores as the recipe does."""
+    from hss_inspect.recipes.run import regrade
+
+    base_url, _ = model_server
+    env = {**os.environ, "SCRIPTED_API_KEY": "test-key", "SCRIPTED_BASE_URL": base_url}
+    aliases = {
+        "judge-gpt-5.6-terra": "openai-api/scripted/judge-b",
+        "judge-gemini-3.6-flash": "hss/scripted",
+    }
+    by_recipe, by_commands = tmp_path / "recipe.eval", tmp_path / "commands.eval"
+    for copy in (by_recipe, by_commands):
+        shutil.copy(sweep_logs[0].location, copy)
+    as_flags = [word for name, model in aliases.items() for word in ("--as", f"{name}={model}")]
+    done = _hss("recipe", "judges", str(by_commands), *as_flags, "--dry-run")
+    commands = [shlex.split(line) for line in done.stdout.splitlines()]
+    assert len(commands) == 2 and all(
+        c[:3] == ["inspect", "score", str(by_commands)] for c in commands
+    )
+    for words in commands:
+        ran = subprocess.run(
+            [str(Path(sys.executable).with_name("inspect")), *words[1:], "--display", "none"],
+            env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+    patch = pytest.MonkeyPatch()
+    patch.setenv("SCRIPTED_API_KEY", "test-key")
+    patch.setenv("SCRIPTED_BASE_URL", base_url)
+    try:
+        regrade([str(by_recipe)], aliases)
+    finally:
+        patch.undo()
+
+    def scores(path: Path) -> list[list[object]]:
+        log = read_eval_log(str(path))
+        return [[s.value for s in (x.scores or {}).values()] for x in log.samples or []]
+
+    assert scores(by_commands) == scores(by_recipe)
+    assert all(len(values) == 3 for values in scores(by_commands))
 
 
 def test_judges_recipe_appends_a_scorer_per_judge_and_agreement_reads_them(

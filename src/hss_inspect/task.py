@@ -18,7 +18,7 @@ from inspect_ai.solver import Solver
 from hss_inspect.audit.task import build_audit_task
 from hss_inspect.conditions.agentic.loop import hss_agent
 from hss_inspect.conditions.answer import answer
-from hss_inspect.conditions.preflight import check_before_run, check_media_cache
+from hss_inspect.conditions.preflight import check_before_run, check_media_cache, check_role_models
 from hss_inspect.conditions.solver import hss_input, human_answer, oracle_answer
 from hss_inspect.conditions.turn import limits_record
 from hss_inspect.core import options as opt
@@ -148,6 +148,7 @@ def hss(
     if roles_known(model):  # else each sample checks them when it starts
         check_role_names()
         require_roles(o["labeler"])
+        check_role_models()
     limits = check_before_run(
         media_settings,
         None if model is None else str(model),
@@ -412,6 +413,7 @@ def hss_human(
     if roles_known(active_model()):  # else each sample checks them when it starts
         check_role_names()
         require_roles(False)
+        check_role_models()
     source = study_source(path, o["dataset"], o["revision"])
     release = open_release(*source)
     rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])

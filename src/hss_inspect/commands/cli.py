@@ -103,11 +103,38 @@ class Parser(argparse.ArgumentParser):
         if self._subparsers is not None:
             return self.parse_action(words)
         flags = [name for action in self._actions for name in action.option_strings]
-        for word in words:
+        for at, word in enumerate(words):
             flag = word.split("=", 1)[0]
             if flag.startswith("-") and not _NUMBER.match(flag) and not _known(flag, flags):
-                self.error(f"unrecognized arguments: {flag}")
+                value = words[at + 1] if at + 1 < len(words) else ""
+                self.exit(2, f"{self.prog}: {self.misplaced(word, value, flags)}\n")
         return self.parse_intermixed_args(words)
+
+    def misplaced(self, word: str, value: str, flags: list[str]) -> str:
+        """A flag this command does not have, with the one it takes instead: a task
+        option given as `-T name=value` where the command takes `--name value`, a role's
+        model given as `--model-role role=model` where it takes `--role model`; else the
+        closest flag."""
+        flag = word.split("=", 1)[0]
+        given = word[len("-T") :] if flag.startswith("-T") and len(flag) > 2 else value
+        name, sep, setting = given.partition("=")
+        taken = "--" + name.strip().replace("_", "-")
+        typed = word if len(flag) > 2 else f"-T {given}"
+        if flag.startswith("-T") and sep and taken in flags:
+            return (
+                f"{typed} is not a flag of {self.prog}: it takes the task options as flags: "
+                f"use {taken} {setting}"
+            )
+        if flag.startswith("-T") and sep and "--dataset" in flags:
+            from hss_inspect.core.names import aside
+
+            return (
+                f"{typed} is not a flag of {self.prog}: it takes the task options as flags, "
+                f"and has no {taken}{aside(taken, flags)} (`{self.prog} --help` lists them)"
+            )
+        if flag == "--model-role" and sep and taken in flags:
+            return f"{flag} {given} is not a flag of {self.prog}: use {taken} {setting}"
+        return self.explained(f"unrecognized arguments: {flag}")
 
     def parse_action(self, words: list[str]) -> argparse.Namespace:
         """A command with actions (`human new`): the action's own parser takes the rest."""
@@ -153,10 +180,23 @@ def _known(flag: str, flags: list[str]) -> bool:
 def top_parser() -> Parser:
     """The command's own parser: it lists the subcommands, each parsed by its own parser."""
     parser = Parser(prog="hss-inspect", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=version_text())
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     for name, command in COMMANDS.items():
         commands.add_parser(name, help=command.help, description=command.help)
     return parser
+
+
+def version_text() -> str:
+    """The package's version and the task version its logs record (`hss_task_version`),
+    read from eval.yaml here: the module that reads it for the tasks loads Inspect."""
+    from importlib.metadata import version
+    from importlib.resources import files
+
+    import yaml
+
+    entry = yaml.safe_load((files("hss_inspect") / "eval.yaml").read_text(encoding="utf-8"))
+    return f"hss-inspect {version('hss-inspect')} (task version {entry['version']})"
 
 
 def command_parser(name: str) -> Parser:
@@ -171,7 +211,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """The subcommand (its name may follow flags, which then go to it) and its arguments,
     flags and positional arguments in any order."""
     name = next((word for word in argv if word in COMMANDS), None)
-    if name is None or argv[0] in ("-h", "--help"):
+    if name is None or argv[0] in ("-h", "--help", "--version"):
         top_parser().parse_args(argv)  # help, or the one line naming the closest command
         raise AssertionError("argparse exits on help and errors")
     rest = list(argv)

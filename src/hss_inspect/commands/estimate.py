@@ -33,6 +33,7 @@ from hss_inspect.estimate.costs import (
 from hss_inspect.estimate.requests import run_estimate, size_requests
 from hss_inspect.estimate.text import estimate_text
 from hss_inspect.providers.limits import token_rule_for
+from hss_inspect.providers.model_names import check_model_name
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
 from hss_inspect.report.pilot import read_pilot
@@ -113,8 +114,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     media = media_settings(vars(args))
-    limits = check_before_run(media, args.model, "standard")
     prices = load_cost_config(args.model_cost_config)
+    for name, option in ((args.model, "--model"), (args.grader, "--grader")):
+        check_model_name(name, option, also_known=prices)
+    limits = check_before_run(media, args.model, "standard")
     release = open_release(args.dataset, args.revision)
     rows = select_rows(release.read_rows(), args.media, args.domains, args.subdomains)
     budget, estimates, prepared = asyncio.run(

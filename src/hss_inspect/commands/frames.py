@@ -15,7 +15,7 @@ from hss_inspect.media.video import sample_video
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("video", type=Path)
+    parser.add_argument("video", type=Path, help="a video file (any format PyAV decodes)")
     parser.add_argument("--out", type=Path, required=True, help="folder to write into")
     add_flags(parser, FRAME_OPTIONS)
     parser.add_argument(

@@ -14,6 +14,8 @@ from hss_inspect.human.answers import VIEWS
 from hss_inspect.human.study import DEFAULT_PORT
 from hss_inspect.web.server import DEFAULT_HOST
 
+STUDY_HELP = "the study's SQLite file (made by hss-inspect human new)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="action")
@@ -37,13 +39,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     new.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     serve = actions.add_parser("serve", help="serve the annotators' pages")
-    serve.add_argument("study", type=Path)
+    serve.add_argument("study", type=Path, help=STUDY_HELP)
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"where to listen [{DEFAULT_HOST}]")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"[{DEFAULT_PORT}]")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the port to listen on, in the annotators' links [{DEFAULT_PORT}]",
+    )
     status = actions.add_parser("status", help="answered and assigned, per annotator")
-    status.add_argument("study", type=Path)
+    status.add_argument("study", type=Path, help=STUDY_HELP)
     export = actions.add_parser("export", help="the answers as JSON lines")
-    export.add_argument("study", type=Path)
+    export.add_argument("study", type=Path, help=STUDY_HELP)
     export.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
 
 

@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         default="hss",
         choices=list(TASKS_OPTIONS),
-        help="hss (and its presets) or hss_judge_audit [hss]",
+        help="hss (and its presets: hss_image, hss_video, hss_blind, hss_oracle, hss_agentic, "
+        "hss_demo), hss_judge_audit or hss_human [hss]",
     )
 
 

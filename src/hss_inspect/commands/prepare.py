@@ -25,6 +25,7 @@ from hss_inspect.data.rows import select_rows
 from hss_inspect.media.cache_folder import check_cache_folder
 from hss_inspect.media.prepare import jobs_for, prepare_all
 from hss_inspect.media.workers import Stopped, stopping_on_signals
+from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
 from hss_inspect.recipes.plans import RECIPES, plan_recipe
 
 
@@ -91,6 +92,8 @@ def prepare(args: argparse.Namespace) -> int:
 def model_runs(args: argparse.Namespace, budgets: Sequence[MediaSettings]) -> list[ModelRun]:
     """The runs to prepare for: each --model at each frame budget, and each run of the
     --recipe with its own task options and output budget (the blind control sends none)."""
+    for name in args.models:
+        check_model_name(name, "--model", NEWER_INSPECT)
     runs = [(name, media, args.max_tokens) for name in args.models for media in budgets]
     if args.recipe:
         for planned in plan_recipe(args.recipe, None, named_pairs(args.aliases, "--as")):

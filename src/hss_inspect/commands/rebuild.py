@@ -13,7 +13,7 @@ from hss_inspect.report.logs import check_sample, read_header, read_sample
 def add_arguments(rebuild: argparse.ArgumentParser) -> None:
     rebuild.add_argument("log", type=Path, help="an .eval or .json log")
     rebuild.add_argument("--sample", required=True, help="the sample id (the HSS task_id)")
-    rebuild.add_argument("--epoch", type=int, default=1)
+    rebuild.add_argument("--epoch", type=int, default=1, help="the sample's attempt [1]")
     rebuild.add_argument("--out", type=Path, required=True, help="folder to write into")
     rebuild.add_argument(
         "--dataset", default=None, help="fetch the media from here instead (a hub id or a copy)"

@@ -12,12 +12,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hss_inspect.commands.arguments import add_pairs_argument, named_pairs
+from hss_inspect.core.command_line import inspect_score_command
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import check, check_names
+from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.media.workers import Stopped
 from hss_inspect.providers.paper_models import judges
 from hss_inspect.recipes.flow import INSTALL_HINT, FlowOrigin, write_spec
 from hss_inspect.recipes.plans import (
+    PACKAGE,
     RECIPES,
     PlannedRun,
     grader_spec,
@@ -47,7 +50,7 @@ SWITCHES_OFF = {
 def add_arguments(recipe: argparse.ArgumentParser) -> None:
     recipe.description = "\n".join(f"{name}: {text}" for name, text in RECIPES.items())
     recipe.formatter_class = argparse.RawDescriptionHelpFormatter
-    recipe.add_argument("name", choices=list(RECIPES))
+    recipe.add_argument("name", choices=list(RECIPES), help="the experiment (listed above)")
     recipe.add_argument("logs", nargs="*", help="judges: the logs to re-grade (in place)")
     recipe.add_argument("--log-dir", default="logs", help="the eval set's folder")
     recipe.add_argument("--models", help="comma list of Table 5 model names (default: all)")
@@ -177,10 +180,22 @@ def task_options(args: argparse.Namespace) -> dict[str, str]:
     """The `-T NAME=VALUE` options for every run, each name and value checked as the tasks
     check them, before any run starts."""
     given = named_pairs(args.task_args, "-T")
-    check_names(given, "hss")
+    check_names(given, "hss", recipe_place)
     for name, value in given.items():
         check(name, value)
     return given
+
+
+def recipe_place(name: str, value: object) -> str | None:
+    """Where the recipe takes `name`, given as `-T name=value`: the judge and the models
+    are sent elsewhere with `--as`, and some of Inspect's options are the recipe's flags."""
+    if name in ("grader", "judge"):
+        return f"--as {judges()[0].name}={value} (the judge of Table 5 it replaces)"
+    if name == "model":
+        return f"--models NAME (Table 5's) or --as NAME={value}"
+    if name in ("max_connections", "max_samples", "log_dir"):
+        return f"--{name.replace('_', '-')} {value}"
+    return None
 
 
 def _models(args: argparse.Namespace) -> list[str] | None:
@@ -193,11 +208,14 @@ def _judges(args: argparse.Namespace, aliases: Mapping[str, str]) -> int:
             "recipe judges needs the logs to re-grade: hss-inspect recipe judges LOG_OR_FOLDER..."
         )
     from hss_inspect.report.logs import find_logs
+    from hss_inspect.report.records import readable_headers
 
-    logs = find_logs(args.logs)
+    logs = list(readable_headers(find_logs(args.logs)))  # a damaged one stops all, first
     if args.dry_run:
-        for judge in judges()[1:]:
-            print(f"re-grade {len(logs)} log(s) with {grader_spec(judge, aliases)}")
+        for log in logs:
+            for judge in judges()[1:]:
+                roles = {GRADER_ROLE: grader_spec(judge, aliases)}
+                print(inspect_score_command(log, f"{PACKAGE}/rubric_judge", roles))
         return 0
     regrade(logs, aliases)
     print(f"re-graded {len(logs)} log(s); now: hss-inspect agreement " + shlex.join(args.logs))

@@ -30,10 +30,10 @@ from hss_inspect.report.failures import failure_analysis
 from hss_inspect.report.hub_results import hub_results
 from hss_inspect.report.human import human_studies, studies_json
 from hss_inspect.report.log_header import LogInfo
-from hss_inspect.report.logs import LogError, find_logs
+from hss_inspect.report.logs import DamagedLog, LogError, find_logs
 from hss_inspect.report.paper import published_rows
-from hss_inspect.report.records import read_logs
-from hss_inspect.report.register import register_markdown, results
+from hss_inspect.report.records import read_logs, readable_headers
+from hss_inspect.report.register import check_paper_names, register_markdown, results
 from hss_inspect.report.render import (
     clean_nan,
     csv_report,
@@ -50,6 +50,7 @@ SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
 REGISTER = "register"  # the register's Evaluation Report section (hss_inspect.report.register)
 HUB = "hf-eval-results"  # each model's .eval_results/hss.yaml (hss_inspect.report.hub_results)
+TEXT_FORMATS = "what to print: md (a Markdown page) or json [md]"
 
 
 Drawn = TypeVar("Drawn")
@@ -85,31 +86,54 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
-    agreement.add_argument("logs", nargs="+")
-    agreement.add_argument("--format", choices=("md", "json"), default="md")
+    agreement.add_argument(
+        "logs", nargs="+", help="logs (or folders) whose answers several judges graded"
+    )
+    agreement.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
     agreement.add_argument("--out", type=Path, help="write agreement.json and scatter plots here")
 
 
 def add_compare_arguments(compare: argparse.ArgumentParser) -> None:
-    compare.add_argument("log_a")
-    compare.add_argument("log_b")
-    compare.add_argument("--format", choices=("md", "json"), default="md")
+    compare.add_argument("log_a", help="the log of run A (.eval or .json)")
+    compare.add_argument("log_b", help="the log of run B, paired with A on their shared tasks")
+    compare.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
 
 
 def add_failures_arguments(failures: argparse.ArgumentParser) -> None:
     failures.add_argument("logs", nargs="+", help=".eval/.json logs or folders of them")
-    failures.add_argument("--format", choices=("md", "json"), default="md")
+    failures.add_argument("--format", choices=("md", "json"), default="md", help=TEXT_FORMATS)
+
+
+LogsCommand = Callable[[argparse.Namespace, list[DamagedLog]], int]
+
+
+def leaving_out_damaged(command: str, run: LogsCommand, args: argparse.Namespace) -> int:
+    """Run a command over logs, leaving out those Inspect cannot read: it prints what the
+    others give, then one line for each left out, and exits 1 if it left one out."""
+    skipped: list[DamagedLog] = []
+    try:
+        return run(args, skipped) or (1 if skipped else 0)
+    finally:
+        for damaged in skipped:
+            line = f"hss-inspect {command}: left out {damaged} (read: the other logs)"
+            print(line, file=sys.stderr)
 
 
 def report_command(args: argparse.Namespace) -> int:
-    paths = find_logs(args.logs)
+    return leaving_out_damaged("report", _report, args)
+
+
+def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
+    paths = list(readable_headers(find_logs(args.logs), skipped))
     audits = [p for p in paths if is_audit_log(p)]
     if audits:
         _audit(args, audits)
         paths = [p for p in paths if p not in audits]
         if not paths:
             return 0
-    infos, records = read_logs(paths)
+    infos, records = read_logs(paths, skipped)
+    # checked whatever the format, though only the register's uses it
+    check_paper_names(infos, named_pairs(args.paper_model, "--paper-model", "MODEL=NAME"))
     runs = runs_of(records)
     if args.sweep:
         return _sweep(args, runs)
@@ -237,7 +261,11 @@ def _sweep(args: argparse.Namespace, runs: list[Run]) -> int:
 
 
 def agreement_command(args: argparse.Namespace) -> int:
-    _, records = read_logs(args.logs)
+    return leaving_out_damaged("agreement", _agreement, args)
+
+
+def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
+    _, records = read_logs(args.logs, skipped)
     alignment = clean_nan(judge_alignment(records).as_dict())
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -259,8 +287,13 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def failures_command(args: argparse.Namespace) -> int:
+    return leaving_out_damaged("failures", _failures, args)
+
+
+def _failures(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     causes = taxonomy()
-    result = clean_nan(failure_analysis(primary_runs(runs_of(read_logs(args.logs)[1])), causes))
+    runs = primary_runs(runs_of(read_logs(args.logs, skipped)[1]))
+    result = clean_nan(failure_analysis(runs, causes))
     text = json_report(result) if args.format == "json" else failures_markdown(result, causes)
     sys.stdout.write(text)
     return 0

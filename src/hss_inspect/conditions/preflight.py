@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 
 from hss_inspect.core.errors import SetupError
+from hss_inspect.core.roles import ROLES
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.media.cache_folder import CacheFolderError, check_cache_folder
 from hss_inspect.providers.batching import batch_refusal
@@ -17,6 +18,7 @@ from hss_inspect.providers.limits import (
     native_video_refusal,
     user_token_rules,
 )
+from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
 from hss_inspect.providers.tokens import check_rule
 
 logger = logging.getLogger(__name__)
@@ -40,6 +42,17 @@ def check_before_run(
         return None
     check_media_cache()
     return None if model is None else model_limits(media, model)
+
+
+def check_role_models() -> None:
+    """The model bound to each role HSS uses, checked as every command checks a model
+    name: a slip of a model Inspect or Table 5 knows (`--model-role grader=anthropic/
+    claude-opsu-5`) stops the run before any model is called, naming the closest."""
+    from inspect_ai.model import model_roles
+
+    for role, model in model_roles().items():
+        if role in ROLES:
+            check_model_name(str(model), f"--model-role {role}", NEWER_INSPECT)
 
 
 def check_token_rules(path: str | None) -> None:

@@ -5,6 +5,7 @@
 - `taxonomy`: the four domains, eleven subdomains and their short labels.
 - `config`: the YAML shipped with the package (task_configs/, scorers/).
 - `errors`: the errors a user fixes, printed by Inspect as one line.
+- `user_files`: a user's YAML or JSON file, refused in one line where it does not parse.
 - `names`: a name the user typed matched against the known ones (did you mean ...?).
 - `roles`: the model roles (grader, labeler, perturber) and the checks they are bound.
 - `markdown`: tables as Markdown and HTML.

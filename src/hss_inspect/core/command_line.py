@@ -27,10 +27,23 @@ def inspect_eval_command(
     for option, pairs in (("-T", task_args), ("-M", model_args)):
         for name, value in pairs.items():
             words += [option, f"{name}={cli_value(value)}"]
+    return shlex.join(words + role_words(roles))
+
+
+def inspect_score_command(log: str, scorer: str, roles: Mapping[str, Mapping[str, Any]]) -> str:
+    """`inspect score LOG --scorer SCORER` with one `--model-role` per role, appending its
+    scores to the log in place (as `hss-inspect recipe judges` does)."""
+    words = ["inspect", "score", log, "--scorer", scorer, *role_words(roles)]
+    return shlex.join([*words, "--action", "append", "--overwrite"])
+
+
+def role_words(roles: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One `--model-role` per role, a role as `{model: ..., <generate option>: ...}`."""
+    words = []
     for role, spec in roles.items():
         fields = ", ".join(f"{k}: {v}" for k, v in spec.items())
         words += ["--model-role", f"{role}={{{fields}}}"]
-    return shlex.join(words)
+    return words
 
 
 def prepare_command(values: Mapping[str, Any], extra: Sequence[tuple[str, Any]] = ()) -> str:

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 CLOSE_ENOUGH = 0.6
 
 
-def closest(name: str, known: Iterable[str]) -> str | None:
+def closest(name: str, known: Iterable[str], cutoff: float = CLOSE_ENOUGH) -> str | None:
     """The known name most like `name`, if any is close enough (case ignored)."""
     by_folded = {k.lower(): k for k in known}
-    found = difflib.get_close_matches(name.lower(), list(by_folded), n=1, cutoff=CLOSE_ENOUGH)
+    found = difflib.get_close_matches(name.lower(), list(by_folded), n=1, cutoff=cutoff)
     return by_folded[found[0]] if found else None
 
 

@@ -495,17 +495,63 @@ TASKS_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_names(given: Iterable[str], task: str) -> None:
+# Where a name given as a task option belongs when it is one of `inspect eval`'s own: a
+# role's model, or an option of the eval or of the model's generation.
+Place = Callable[[str, Any], "str | None"]
+_JUDGE_WORDS = ("grader", "judge")
+_EVAL_FLAGS = (
+    "model",
+    "model_base_url",
+    "epochs",
+    "limit",
+    "sample_id",
+    "max_samples",
+    "max_tasks",
+    "log_dir",
+    "fail_on_error",
+    *("message_limit", "token_limit", "time_limit", "working_limit", "cost_limit"),
+)
+
+
+def inspect_place(name: str, value: Any) -> str | None:
+    """Where `inspect eval` takes `name`, given as `-T name=value`: `--model-role
+    grader=VALUE` for the judge, `--epochs VALUE` for an option of the eval or of the
+    model's generation (`--max-tokens`), else None."""
+    if name in _JUDGE_WORDS or name == "perturber":
+        role = "grader" if name in _JUDGE_WORDS else name
+        return f"Inspect's --model-role {role}={value}"
+    if name in _EVAL_FLAGS or name in _generate_options():
+        return f"Inspect's --{name.replace('_', '-')} {value}"
+    return None
+
+
+def _generate_options() -> set[str]:
+    from inspect_ai.model import GenerateConfig
+
+    return set(GenerateConfig.model_fields)
+
+
+def check_names(
+    given: Iterable[str] | Mapping[str, Any], task: str, place: Place = inspect_place
+) -> None:
     """Refuse an option `task` does not have (Inspect would drop it with a warning and run
-    everything the other options select), naming the closest one it has."""
+    everything the other options select), naming the closest one it has, or, for a name
+    that belongs elsewhere (`place`: `-T grader=...`), where it goes."""
     from hss_inspect.core.names import unknown_name
 
     known = TASKS_OPTIONS[task]
-    for name in given:
-        if name not in known:
-            what = f"an option of hss_inspect/{task}" + (" or its presets" if task == "hss" else "")
-            listed = f"`hss-inspect options{'' if task == 'hss' else ' ' + task}` lists them all"
-            raise unknown_name(name, what, known, listed, form="-T {}")
+    values = given if isinstance(given, Mapping) else dict.fromkeys(given, "...")
+    for name, value in values.items():
+        if name in known:
+            continue
+        what = f"an option of hss_inspect/{task}" + (" or its presets" if task == "hss" else "")
+        right = place(name, value)
+        if right is not None:
+            from hss_inspect.core.errors import SetupError
+
+            raise SetupError(f"-T {name} is not {what}: use {right}")
+        listed = f"`hss-inspect options{'' if task == 'hss' else ' ' + task}` lists them all"
+        raise unknown_name(name, what, known, listed, form="-T {}")
 
 
 def update_table(markdown: str) -> str:

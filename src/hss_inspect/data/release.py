@@ -61,8 +61,14 @@ class LocalRelease:
         return str(self.rows_file)
 
     def read_rows(self) -> list[TaskRow]:
-        with self.rows_file.open(encoding="utf-8") as handle:
-            return parse_rows(handle, str(self.rows_file))
+        try:
+            with self.rows_file.open(encoding="utf-8") as handle:
+                return parse_rows(handle, str(self.rows_file))
+        except UnicodeDecodeError:
+            raise DatasetError(
+                f"{self.rows_file}: not a text file (not UTF-8); give HSS's rows, one JSON "
+                "object a line (data/test.jsonl)"
+            ) from None
 
     def media_file(self, media_path: str, task_id: str) -> Path:
         path = self.root / media_path

@@ -141,7 +141,7 @@ def parse_rows(lines: Iterable[str], source: str) -> list[TaskRow]:
         try:
             row = parse_row(json.loads(line))
         except json.JSONDecodeError as exc:
-            errors.append(f"{where}: not valid JSON ({exc.msg})")
+            errors.append(f"{where}: not valid JSON at column {exc.colno} ({exc.msg})")
             continue
         except DatasetError as exc:
             errors.append(f"{where}: {exc}")

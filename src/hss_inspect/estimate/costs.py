@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from hss_inspect.data.rows import TaskRow
-from hss_inspect.providers.batching import batch_rules_for
+from hss_inspect.providers.batching import NO_BATCH, batch_rules_for
 from hss_inspect.providers.caching import (
     CacheRules,
     Gap,
@@ -219,13 +219,15 @@ class StrategyBill:
     """One strategy's whole bill: the model's input split by how it is billed, and, where
     the model's price is known, the dollars of its input, its output and the judge's calls
     (never batched: the batch setting is the model's). `note` says why a strategy has no
-    bill at all."""
+    bill at all. Where the model's image tokens are not known (no formula), the split is
+    not known either (None), save with caching off, where it is at least the question
+    text the bill counts (`input_lower_bound`)."""
 
     strategy: str
     note: str | None = None
-    fresh: int = 0
-    written: dict[str, int] = field(default_factory=dict)
-    read: int = 0
+    fresh: int | None = 0
+    written: dict[str, int] | None = field(default_factory=dict)
+    read: int | None = 0
     price_multiplier: float = 1.0
     input_dollars: float | None = None
     output_dollars: float | None = None
@@ -235,10 +237,11 @@ class StrategyBill:
     total_dollars: float | None = None
     lower_bound: bool = False
     vs_off: float | None = None
+    input_lower_bound: bool = False
 
     @property
-    def priced(self) -> bool:
-        return self.input_dollars is not None
+    def input_known(self) -> bool:
+        return self.fresh is not None
 
     def as_dict(self) -> dict[str, Any]:
         if self.note is not None:
@@ -246,11 +249,12 @@ class StrategyBill:
         row: dict[str, Any] = {
             "strategy": self.strategy,
             "fresh": self.fresh,
-            "written": dict(self.written),
+            "written": None if self.written is None else dict(self.written),
             "read": self.read,
+            "input_lower_bound": self.input_lower_bound,
             "price_multiplier": self.price_multiplier,
         }
-        if self.priced:
+        if self.output_dollars is not None:
             row |= {
                 "input_dollars": self.input_dollars,
                 "output_dollars": self.output_dollars,
@@ -368,7 +372,11 @@ def strategy_bills(
 ) -> tuple[StrategyBill, ...]:
     """Each strategy's whole bill, and its ratio to the bill with caching off; the judge's
     counted charges are in every one, as in the bill with caching off, and a part left
-    uncounted (the judge's reply, a clip sent whole) makes every total a lower bound."""
+    uncounted (the judge's reply, a clip sent whole) makes every total a lower bound.
+
+    The bill with caching off counts the model's input as the bill does; where the media's
+    tokens are not known, that is the question text alone, a lower bound, and what the
+    other strategies would cache is not known."""
     rules = caching_rules_for(model.model)
     batch = batch_rules_for(model.model)
     output = sum(c.tokens or 0 for c in output_charges(tasks, epochs, model, figures))
@@ -376,20 +384,45 @@ def strategy_bills(
     judge_part = JudgePart(
         total_dollars(counted) if counted else None, len(counted) < len(judge), model_uncounted
     )
+    media_known = all(t.prefix is not None for t in tasks)
     bills: list[StrategyBill] = []
     for strategy in STRATEGIES:
         if strategy.batched and not batch.available:
-            bills.append(StrategyBill(strategy.name, note=f"{batch.name}: no batch API"))
+            bills.append(StrategyBill(strategy.name, note=_no_batch(batch.name)))
+            continue
+        multiplier = (batch.price_multiplier or 1.0) if strategy.batched else 1.0
+        if not media_known and strategy.caching != "off":
+            bills.append(_input_unknown(strategy.name, output, model.price, multiplier, judge_part))
             continue
         split = strategy_split(tasks, epochs, rules, model.model, figures, strategy)
-        multiplier = (batch.price_multiplier or 1.0) if strategy.batched else 1.0
-        bills.append(
-            _bill(strategy.name, split, output, model.price, rules, multiplier, judge_part)
-        )
+        bill = _bill(strategy.name, split, output, model.price, rules, multiplier, judge_part)
+        bills.append(replace(bill, input_lower_bound=not media_known))
     off = bills[0].total_dollars
     return tuple(
         b if b.total_dollars is None or not off else _with_ratio(b, b.total_dollars / off)
         for b in bills
+    )
+
+
+def _no_batch(provider: str) -> str:
+    """Why a batched strategy has no bill: the provider (named where it is known) has no
+    batch API that Inspect can use."""
+    return NO_BATCH.name if provider == NO_BATCH.name else f"{provider}: {NO_BATCH.name}"
+
+
+def _input_unknown(
+    name: str, output: int, price: Price | None, multiplier: float, judge: JudgePart
+) -> StrategyBill:
+    """A strategy's bill where what it would cache is not known (the media's tokens are
+    not): its output and the judge's calls, its input and total not known."""
+    unknown = StrategyBill(name, None, None, None, None, multiplier)
+    if price is None:
+        return unknown
+    return replace(
+        unknown,
+        output_dollars=dollars(output, price.output) * multiplier,
+        judge_dollars=judge.dollars,
+        judge_lower_bound=judge.partial,
     )
 
 
@@ -413,7 +446,8 @@ def strategy_split(
     free = [t.name for t in rules.ttls if t.write <= 1.0]
     total = InputSplit()
     for index, task in enumerate(tasks):
-        prefix = task.prefix or 0
+        # the media's tokens not known: the question text the bill counts (caching off)
+        prefix = text_tokens(task.text_bytes) if task.prefix is None else task.prefix
         if strategy.caching == "off":
             attempts: list[tuple[str, str | None]] = [("none", None)] * epochs
         elif strategy.caching == "inspect":

@@ -123,22 +123,39 @@ def strategy_lines(bills: Sequence[StrategyBill]) -> list[str]:
         if bill.note is not None:
             table.append([bill.strategy, bill.note, *[""] * (len(header) - 2)])
             continue
-        written = sum(bill.written.values())
-        ttls = "/".join(sorted(bill.written))
-        table.append(
-            [
-                bill.strategy,
-                f"{bill.fresh:,}",
-                f"{written:,}" + (f" ({ttls})" if ttls else ""),
-                f"{bill.read:,}",
-                _money(bill.input_dollars),
-                _money(bill.output_dollars),
-                ("at least " if bill.judge_lower_bound else "") + _money(bill.judge_dollars),
-                ("at least " if bill.lower_bound else "") + _money(bill.total_dollars),
-                "-" if bill.vs_off is None else f"{bill.vs_off:.2f}x",
-            ]
-        )
+        table.append([bill.strategy, *_input_cells(bill), *_dollar_cells(bill)])
     return ["the whole bill by caching strategy (the model's input in tokens):", *aligned(table)]
+
+
+def _input_cells(bill: StrategyBill) -> list[str]:
+    """The model's input: fresh, written, read; not known where the media's tokens are not
+    (then caching off counts the question text alone: at least that)."""
+    if bill.fresh is None or bill.written is None or bill.read is None:
+        return [NOT_KNOWN] * 3
+    least = "at least " if bill.input_lower_bound else ""
+    ttls = "/".join(sorted(bill.written))
+    written = f"{sum(bill.written.values()):,}" + (f" ({ttls})" if ttls else "")
+    return [f"{least}{bill.fresh:,}", written, f"{bill.read:,}"]
+
+
+def _dollar_cells(bill: StrategyBill) -> list[str]:
+    """Input, output, judge and total dollars, and the ratio to caching off; an input not
+    known leaves its cost, the total and the ratio not known (a price not known: '-')."""
+    priced = bill.output_dollars is not None
+    unknown = NOT_KNOWN if priced and not bill.input_known else "-"
+    least = "at least " if bill.input_lower_bound else ""
+    return [
+        least + _money(bill.input_dollars) if bill.input_dollars is not None else unknown,
+        _money(bill.output_dollars),
+        ("at least " if bill.judge_lower_bound else "") + _money(bill.judge_dollars),
+        ("at least " if bill.lower_bound else "") + _money(bill.total_dollars)
+        if bill.total_dollars is not None
+        else unknown,
+        f"{bill.vs_off:.2f}x" if bill.vs_off is not None else unknown,
+    ]
+
+
+NOT_KNOWN = "not known"
 
 
 def _money(amount: float | None) -> str:
@@ -157,7 +174,7 @@ def _charge_text(charge: Charge, judge_calls: int) -> str:
     calls = f"{judge_calls:,} calls, " if charge.what == "judge input" else ""
     counted = f"{calls}{charge.tokens:,} {kind}"
     if charge.price is None or charge.dollars is None:
-        return f"{counted} ({charge.model}: no price known)"
+        return counted  # the model without a price is named once, below the total
     return (
         f"{counted} x {price_text(charge.price.per_million(charge.rate))} = "
         f"{dollars_text(charge.dollars)} ({charge.model}, {charge.price.source})"

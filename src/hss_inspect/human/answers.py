@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.user_files import read_text
 from hss_inspect.web.store import is_sqlite
 
 CONFIDENCES = ("sure", "unsure")
 VIEWS = ("media", "frames")
+ANSWERS_GIVEN = "a study (.sqlite) or a JSONL file of answers, one a line"
 
 
 @dataclass(frozen=True)
@@ -44,18 +46,21 @@ def jsonl_answers(path: Path) -> list[HumanAnswer]:
     """The answers of a JSONL file, one object a line."""
     answers: list[HumanAnswer] = []
     seen: dict[tuple[str, str], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            answer = jsonl_answer(line, path, number)
-            first = seen.setdefault((answer.task_id, answer.annotator), number)
-            if first != number:
-                raise InputError(
-                    f"-T answers={path}, line {number}: {answer.annotator} answered "
-                    f"{answer.task_id} on line {first} too; keep one answer a person and task"
-                )
-            answers.append(answer)
+    for number, line in enumerate(
+        read_text(path, f"-T answers={path}", ANSWERS_GIVEN).splitlines(), 1
+    ):
+        if not line.strip():
+            continue
+        answer = jsonl_answer(line, path, number)
+        first = seen.setdefault((answer.task_id, answer.annotator), number)
+        if first != number:
+            raise InputError(
+                f"-T answers={path}, line {number}: {answer.annotator} answered "
+                f"{answer.task_id} on line {first} too; keep one answer a person and task"
+            )
+        answers.append(answer)
+    if not answers:
+        raise InputError(f"-T answers={path}: no answers in it; give {ANSWERS_GIVEN}")
     return answers
 
 
@@ -64,7 +69,7 @@ def jsonl_answer(line: str, path: Path, number: int) -> HumanAnswer:
     try:
         found = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not JSON ({exc.msg})") from None
+        raise InputError(f"{where}, column {exc.colno}: not JSON ({exc.msg})") from None
     if not isinstance(found, dict) or not {"task_id", "annotator", "answer"} <= found.keys():
         raise InputError(f"{where}: give at least task_id, annotator and answer")
     confidence = found.get("confidence")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import InputError
-from hss_inspect.human.answers import HumanAnswer, is_study, jsonl_answers
+from hss_inspect.human.answers import ANSWERS_GIVEN, HumanAnswer, is_study, jsonl_answers
 from hss_inspect.web import store
 from hss_inspect.web.tokens import new_token
 
@@ -45,6 +45,7 @@ CREATE TABLE answers (
     FOREIGN KEY (annotator, task_id) REFERENCES assignments(annotator, task_id)
 );
 """
+STUDY_TABLES = ("study", "tasks", "annotators", "assignments", "answers")
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,44 @@ def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
 
 
 def check_study(path: Path) -> None:
+    """A study's SQLite file with the study's tables, else an InputError saying what the
+    file is and what to do."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file; make a study with `hss-inspect human new {path}`")
     if not path.is_file() or not is_study(path):
-        raise InputError(f"{path}: not a study; make one with `hss-inspect human new {path}`")
+        raise InputError(f"{path}: not a study (a SQLite file `hss-inspect human new` makes)")
+    identity = (path.resolve(), path.stat().st_ino)
+    if identity in _studies_checked:  # the server opens the study at every request
+        return
+    missing = _missing_tables(path)
+    if missing:
+        raise InputError(
+            f"{path}: a SQLite file, but not a study (no {', '.join(missing)} table): give the "
+            "file `hss-inspect human new` made"
+        )
+    _studies_checked.add(identity)
+
+
+_studies_checked: set[tuple[Path, int]] = set()
+
+
+def _missing_tables(path: Path) -> list[str]:
+    """The study's tables the file lacks; a file SQLite cannot read is an InputError."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise damaged_study(path, exc) from None
+    return [table for table in STUDY_TABLES if table not in found]
+
+
+def damaged_study(path: Path, exc: sqlite3.DatabaseError) -> InputError:
+    return InputError(
+        f"{path}: a damaged SQLite file ({exc}): cut short or overwritten; restore it from a copy"
+    )
 
 
 def settings_of(path: Path) -> dict[str, Any]:
@@ -173,8 +210,13 @@ def submit(
 def read_answers(path: Path) -> list[HumanAnswer]:
     """The answers of a study's SQLite file or of a JSONL file (another platform's)."""
     if not path.is_file():
-        raise InputError(f"-T answers={path}: no such file; give a study (.sqlite) or a JSONL")
-    return answers_of(path) if is_study(path) else jsonl_answers(path)
+        raise InputError(f"-T answers={path}: no such file; give {ANSWERS_GIVEN}")
+    if not is_study(path):
+        return jsonl_answers(path)
+    try:
+        return answers_of(path)
+    except InputError as exc:
+        raise InputError(f"-T answers={exc}") from None
 
 
 def answers_of(path: Path) -> list[HumanAnswer]:
@@ -204,7 +246,12 @@ def progress_of(path: Path) -> list[Progress]:
 
 def _rows(path: Path, query: str) -> list[Any]:
     check_study(path)
-    return store.rows(path, query)
+    try:
+        return store.rows(path, query)
+    except sqlite3.OperationalError:  # locked, or out of disk: not the file's fault
+        raise
+    except sqlite3.DatabaseError as exc:  # "database disk image is malformed"
+        raise damaged_study(path, exc) from None
 
 
 def _iso(moment: float) -> str:

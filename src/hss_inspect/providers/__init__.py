@@ -7,6 +7,7 @@
 - `caching`: the prompt-cache rules and the decision for one request, pure.
 - `batching`: each provider's batch API as data.
 - `paper_models`: the paper's model registry (Table 5) and request settings.
+- `model_names`: a model name checked against Inspect's database and Table 5.
 - `price_lookup`: a model's price as Inspect would find it.
 - `prices`: prices and what tokens cost at them, pure.
 """

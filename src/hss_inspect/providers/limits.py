@@ -17,11 +17,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from hss_inspect.core.config import load_yaml
+from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import spell
 from hss_inspect.core.settings import DEFAULT_MEDIA, FrameSettings, MediaSettings
+from hss_inspect.core.user_files import parse_yaml_or_json, read_text
 
 Counted = Literal["raw", "base64"]
 
@@ -190,10 +190,13 @@ def rules_file() -> RulesFile:
 @cache
 def user_token_rules(path: str) -> tuple[TokenRule, ...]:
     """The `image_tokens:` list of a user's rules file (-T token_rules=FILE)."""
+    where = spell("token_rules", path)
     try:
-        loaded = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"{spell('token_rules', path)}: cannot read it ({exc})") from None
+        text = read_text(Path(path), where)
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read it ({exc.strerror})") from None
+    remedy = "fix it: a list under `image_tokens:`, fields as in task_configs/model_limits.yaml"
+    loaded = parse_yaml_or_json(text, where, remedy)
     entries = loaded.get("image_tokens") if isinstance(loaded, dict) else None
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{spell('token_rules', path)}: expected a list under `image_tokens:`")

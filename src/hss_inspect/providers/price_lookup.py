@@ -11,21 +11,20 @@ ask it, over a second a report, which the second report on the same models skips
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import SetupError
-from hss_inspect.media.cache_folder import cache_root
+from hss_inspect.core.user_files import read_text
 from hss_inspect.providers.context import info_name
+from hss_inspect.providers.model_names import recalled, remember
 from hss_inspect.providers.prices import Price, priced_by_name, read_cost_config
 
 DATABASE = "Inspect's model database"
+PRICES_MEMO = ""  # the memo of each name's entry: inspect-<version>.json
 
 
 @dataclass(frozen=True)
@@ -59,12 +58,13 @@ def load_cost_config(path: str | None) -> dict[str, Price]:
     file = Path(path)
     if not file.is_file():
         raise SetupError(f"--model-cost-config {path}: no such file")
-    return read_cost_config(file.read_text(encoding="utf-8"), path)
+    return read_cost_config(read_text(file, f"--model-cost-config {path}"), path)
 
 
 def inspect_pricing(model: str, prices: Mapping[str, Price]) -> Pricing:
     """The price Inspect would charge `model`: the file's entry of that name, else its
-    model database's."""
+    model database's (a name that is a slip of a known one is refused before it is priced:
+    `model_names`)."""
     listed, cost = database_entry(info_name(model))
     price = priced_by_name(prices, model)
     if price is None and cost is not None:
@@ -75,10 +75,12 @@ def inspect_pricing(model: str, prices: Mapping[str, Price]) -> Pricing:
 def database_entry(name: str) -> tuple[bool, dict[str, float] | None]:
     """Whether Inspect's model database lists `name`, and the price it gives, as remembered
     for this Inspect version, else asked of Inspect and remembered."""
-    remembered = _remembered()
+    remembered = recalled(PRICES_MEMO)
+    if not isinstance(remembered, dict):
+        remembered = {}
     if name not in remembered:
         remembered[name] = _ask_inspect(name)
-        _remember(remembered)
+        remember(PRICES_MEMO, remembered)
     entry = remembered[name]
     return bool(entry["listed"]), entry["cost"]
 
@@ -93,26 +95,3 @@ def _ask_inspect(name: str) -> dict[str, Any]:
         info = get_model_info(name)
     cost = info.cost.model_dump() if info is not None and info.cost is not None else None
     return {"listed": info is not None, "cost": cost}
-
-
-def _memo_file() -> Path:
-    return cache_root() / "models" / f"inspect-{version('inspect-ai')}.json"
-
-
-def _remembered() -> dict[str, dict[str, Any]]:
-    try:
-        found = json.loads(_memo_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def _remember(entries: dict[str, dict[str, Any]]) -> None:
-    """Written whole and renamed into place; a folder that cannot be written only means
-    the next report asks again."""
-    file = _memo_file()
-    partial = file.with_name(f"{file.name}.{os.getpid()}.partial")
-    with contextlib.suppress(OSError):
-        file.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(json.dumps(entries, sort_keys=True), encoding="utf-8")
-        os.replace(partial, file)

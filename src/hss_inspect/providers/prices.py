@@ -5,17 +5,16 @@ database is `hss-inspect estimate`'s adapter, not this module's."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import yaml
-
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.user_files import parse_yaml_or_json
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
+COST_FORMAT = "Inspect's format, model: {" + ", ".join(COST_FIELDS) + "} in $ per million tokens"
 # A rule of thumb for English text with the tokenizers of the paper's models, used only to
 # price text (no tokenizer is at hand offline). providers/fit.py counts a byte a token,
 # a bound for fitting a window; a price needs the typical count instead.
@@ -40,7 +39,8 @@ class Price:
 def read_cost_config(text: str, source: str) -> dict[str, Price]:
     """The prices of a `--model-cost-config` file by model name, read as Inspect reads it:
     JSON when the text starts with `{`, else YAML; each model with all four fields."""
-    data = json.loads(text) if text.strip().startswith("{") else yaml.safe_load(text)
+    remedy = f"fix it: {COST_FORMAT}"
+    data = parse_yaml_or_json(text, f"--model-cost-config {source}", remedy)
     if not isinstance(data, dict):
         raise InputError(f"{source}: not a mapping of model names to prices")
     return {str(model): _price(fields, f"{source}: {model}") for model, fields in data.items()}

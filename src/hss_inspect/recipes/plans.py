@@ -17,6 +17,7 @@ from hss_inspect.core.command_line import inspect_eval_command
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
 from hss_inspect.providers.paper_models import (
     TABLE5_LISTED,
     Deployment,
@@ -112,12 +113,14 @@ def plan_recipe(
 
 
 def check_aliases(aliases: Mapping[str, str]) -> None:
-    """Every `--as NAME=MODEL` names a model or judge of Table 5 (another is never used)."""
+    """Every `--as NAME=MODEL` names a model or judge of Table 5 (another is never used),
+    and a MODEL that is not a slip of a model Inspect or Table 5 knows."""
     known = [d.name for d in deployments() + judges()]
-    for name in aliases:
+    for name, model in aliases.items():
         if name not in known:
             what = "a model or judge of the paper's Table 5 (--as NAME=MODEL)"
             raise InputError(unknown_text(name, what, known, TABLE5_LISTED))
+        check_model_name(model, f"--as {name}=MODEL", NEWER_INSPECT)
 
 
 def _models_of(

@@ -80,10 +80,12 @@ def regrade(logs: Sequence[str], aliases: Mapping[str, str] = {}) -> list[str]:
     from inspect_ai.model import GenerateConfig, get_model
 
     from hss_inspect.grading.scorer import rubric_judge
+    from hss_inspect.report.logs import reading
 
     chosen = judges()[1:]
     for path in logs:
-        log = read_eval_log(path)
+        with reading(path):
+            log = read_eval_log(path)
         for judge in chosen:
             spec = grader_spec(judge, aliases)
             grader = get_model(spec.pop("model"), config=GenerateConfig(**spec))

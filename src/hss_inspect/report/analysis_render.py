@@ -103,22 +103,32 @@ def compare_markdown(result: dict[str, Any]) -> str:
     body += [line(name, s) for name, s in result["by_subdomain"].items()]
     return (
         f"## Paired comparison, first attempts\n\nA: {result['a']} ({result['a_log']})  \n"
-        f"B: {result['b']} ({result['b_log']})\n\n{table(header, body)}\n\n"
-        f"{result['unpaired_tasks']} shared task(s) left out: first attempt not graded.\n"
+        f"B: {result['b']} ({result['b_log']})\n\n{table(header, body)}\n"
+        + _left_out(result["unpaired_tasks"])
     )
+
+
+def _left_out(unpaired: int) -> str:
+    """The shared tasks left out of the pairs (a first attempt not graded), if any."""
+    return f"\n{unpaired} shared task(s) left out: first attempt not graded.\n" if unpaired else ""
+
+
+def with_percent(fraction: float | None) -> str:
+    """A rate in a sentence, with its sign: `60.0%` (n/r: not reported)."""
+    return "n/r" if fraction is None else f"{percent(fraction)}%"
 
 
 def human_lines(log: str, figures: HumanFigures) -> list[str]:
     """A human study's figures: confidence, pass@1 sure and unsure, per annotator, time."""
-    unsure = "n/r" if figures.unsure_share is None else percent(figures.unsure_share)
+    unsure = with_percent(figures.unsure_share)
     seconds = "n/r" if figures.median_seconds is None else f"{figures.median_seconds:.1f}"
     rows = [[a.annotator, str(a.answers), percent(a.pass_at_1)] for a in figures.annotators]
     return [
         f"## Human study ({log})",
         "",
         f"- answers: {figures.answers}; unsure: {unsure} of the answers that say how sure",
-        f"- pass@1 where sure: {percent(figures.pass_sure)}; where unsure: "
-        f"{percent(figures.pass_unsure)}",
+        f"- pass@1 where sure: {with_percent(figures.pass_sure)}; where unsure: "
+        f"{with_percent(figures.pass_unsure)}",
         f"- median seconds from a task shown to its answer: {seconds}",
         "",
         table(["annotator", "answers", "pass@1 (%)"], rows),

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.providers.caching import caching_rules_for, write_rate
 from hss_inspect.providers.prices import Price, dollars, sum_or_none
+
+if TYPE_CHECKING:
+    from inspect_ai.model import ModelUsage
 
 MODEL = "model"  # the party of the model under evaluation; the others are named by role
 OTHER = "other"  # calls of a model no single role accounts for
@@ -80,6 +83,41 @@ def _reported(a: int | None, b: int | None, sign: int) -> int | None:
         return None
     found = (a or 0) + sign * (b or 0)
     return None if sign < 0 and found == 0 and b else found
+
+
+Usage = tuple[Tokens, float | None]  # tokens and Inspect's recorded cost
+
+
+def tokens_of(usage: ModelUsage) -> Usage:
+    """Inspect's usage record as tokens by kind, with the cost Inspect recorded."""
+    tokens = Tokens(
+        fresh_input=usage.input_tokens,
+        cache_write=usage.input_tokens_cache_write,
+        cache_read=usage.input_tokens_cache_read,
+        output=usage.output_tokens,
+        reasoning=usage.reasoning_tokens,
+    )
+    return tokens, usage.total_cost
+
+
+def less_roles(
+    by_model: Mapping[str, ModelUsage],
+    by_role: Mapping[str, ModelUsage],
+    bound: Mapping[str, str],
+) -> list[tuple[str, Usage]]:
+    """Each model's usage less that of the roles bound to it (`bound`: role -> model):
+    Inspect counts a role's calls under its model too, so a model that also judged has the
+    judge's tokens in its own (a log's totals, or one sample's)."""
+    found = []
+    for model, usage in by_model.items():
+        tokens, cost = tokens_of(usage)
+        for role, role_model in bound.items():
+            if role_model == model and role in by_role:
+                role_tokens, role_cost = tokens_of(by_role[role])
+                tokens -= role_tokens
+                cost = None if cost is None else cost - (role_cost or 0.0)
+        found.append((model, (tokens, cost)))
+    return found
 
 
 def summed(tokens: Iterable[Tokens]) -> Tokens:

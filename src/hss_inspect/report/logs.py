@@ -6,7 +6,12 @@ The attempt records, the pilot of an estimate and the audit's tables all read lo
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
+import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from inspect_ai.log import (
     read_eval_log_sample_summaries,
     read_eval_log_samples,
 )
+from inspect_ai.model import ModelConfig
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
@@ -36,6 +42,96 @@ ScoredSample = EvalSample | EvalSampleSummary
 
 class LogError(InputError):
     """A path that is not an Inspect log, or a log with nothing to report."""
+
+
+class DamagedLog(LogError):
+    """A file listed as a log that Inspect cannot read: cut short, empty, or another kind
+    of file. A report of several logs leaves it out and names it (`records.read_logs`)."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = path
+
+
+# What Inspect raises for a file it cannot read as a log: a zip without its directory
+# (`EOCD not found`), JSON cut short or not JSON, JSON without a log's fields (pydantic's
+# ValidationError is a ValueError), a damaged member. Anything else is a bug, and keeps
+# its traceback.
+_UNREADABLE = (ValueError, zipfile.BadZipFile, zlib.error, EOFError, KeyError, AssertionError)
+# A .json file this small that Inspect cannot read is parsed again here, to say where it
+# stops being JSON, or that it is JSON of something else.
+_JSON_CHECKED_BYTES = 1_000_000
+# The place a JSON parser gives in its message ("... at line 3 column 7")
+_AT_LINE = re.compile(r"line (\d+),? column (\d+)")
+_COPY_AGAIN = "copy it again, or move it out of the way"
+_NOT_A_LOG = "move it out of the way, or name the logs themselves"
+
+
+@contextlib.contextmanager
+def reading(path: str) -> Iterator[None]:
+    """Inspect reading the log at `path`: a file it cannot read becomes a DamagedLog
+    naming the file, what is wrong with it and what to do."""
+    try:
+        yield
+    except LogError:
+        raise
+    except _UNREADABLE as exc:
+        raise DamagedLog(path, damage(path, exc)) from None
+
+
+def damage(path: str, exc: BaseException) -> str:
+    """What is wrong with a log Inspect could not read, as the file's first bytes and
+    Inspect's message tell it, and what to do."""
+    first = _first_bytes(path)
+    if first == b"":
+        return f"empty (0 bytes), not an Inspect log: {_COPY_AGAIN}"
+    if path.endswith(".eval"):
+        if first is not None and not first.startswith(b"PK"):
+            return f"not an Inspect log (an .eval log is a zip archive): {_NOT_A_LOG}"
+        return (
+            "cut short (its zip directory is missing: a run stopped while writing it, or a "
+            f"copy not finished): {_COPY_AGAIN}; `inspect log recover` rebuilds it if its run "
+            "crashed on this machine"
+        )
+    if first is not None and not first.lstrip().startswith(b"{"):
+        return f"not an Inspect log (a .json log is one JSON object): {_NOT_A_LOG}"
+    found = _AT_LINE.search(str(exc)) or _AT_LINE.search(_json_problem(path))
+    if found:
+        line, column = found.groups()
+        return f"cut short or damaged at line {line}, column {column}: {_COPY_AGAIN}"
+    if _json_problem(path) == "" or "validation error" in str(exc):
+        return f"JSON, but not an Inspect log (it lacks a log's fields): {_NOT_A_LOG}"
+    return f"cut short or damaged ({_cause(exc)}): {_COPY_AGAIN}"
+
+
+def _json_problem(path: str) -> str:
+    """Where a small local .json file stops being JSON ("" when it is JSON; "not
+    checked" for a large or remote one)."""
+    if is_remote(path) or os.path.getsize(path) > _JSON_CHECKED_BYTES:
+        return "not checked"
+    try:
+        json.loads(Path(path).read_bytes())
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        return str(exc)
+    return ""
+
+
+def _cause(exc: BaseException) -> str:
+    """Inspect's own words, and the parser's beneath them where Inspect wraps them."""
+    cause = exc.__cause__ or exc.__context__
+    said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{said}: {str(cause).splitlines()[0]}" if cause and str(cause) else said
+
+
+def _first_bytes(path: str) -> bytes | None:
+    """The file's first bytes (None: a remote log, or one that cannot be opened)."""
+    if is_remote(path):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(64)
+    except OSError:
+        return None
 
 
 def find_logs(paths: Sequence[str | Path]) -> list[str]:
@@ -69,6 +165,18 @@ def _local_path(name: str) -> str:
     return name.removeprefix("file://")
 
 
+def single_model_roles(log: EvalLog) -> dict[str, ModelConfig]:
+    """Each role of the log bound to one model, with its config. A role bound to several
+    models cannot be told apart from them in the usage Inspect records, and is left out."""
+    found = {}
+    for role, config in (log.eval.model_roles or {}).items():
+        configs = config if isinstance(config, list) else [config]
+        distinct = list({c.model: c for c in configs}.values())
+        if len(distinct) == 1:
+            found[role] = distinct[0]
+    return found
+
+
 def current_logs(identity: dict[str, tuple[str, str, str]]) -> list[str]:
     """Paths whose (task id, eval id, created) is the latest eval of its task id.
 
@@ -88,7 +196,8 @@ def read_header(path: str) -> EvalLog:
     log, its run, its bill), each read a tenth of a second. Not to be changed."""
     key = (path, _local_version(path))
     if key not in _headers:
-        _headers[key] = read_eval_log(path, header_only=True)
+        with reading(path):
+            _headers[key] = read_eval_log(path, header_only=True)
     return _headers[key]
 
 
@@ -104,7 +213,8 @@ def _local_version(path: str) -> tuple[int, int] | None:
 
 def read_summaries(path: str) -> list[EvalSampleSummary]:
     """Every sample's summary (scores, metadata, usage, timing, error), in one read."""
-    return read_eval_log_sample_summaries(path)
+    with reading(path):
+        return read_eval_log_sample_summaries(path)
 
 
 def read_scored_samples(path: str) -> list[ScoredSample]:
@@ -134,7 +244,8 @@ def check_sample(header: EvalLog, path: str, id: str, epoch: int) -> None:
 
 def read_sample(path: str, id: str | int, epoch: int) -> EvalSample:
     """One sample-epoch with its metadata and scores, without messages, events or images."""
-    return read_eval_log_sample(path, id=id, epoch=epoch, exclude_fields=_HEAVY_FIELDS)
+    with reading(path):
+        return read_eval_log_sample(path, id=id, epoch=epoch, exclude_fields=_HEAVY_FIELDS)
 
 
 def summary_lacks_details(summary: EvalSampleSummary) -> bool:
@@ -156,9 +267,10 @@ def summary_lacks_details(summary: EvalSampleSummary) -> bool:
 
 def read_samples(path: str) -> Iterator[EvalSample]:
     """The samples of a log without messages, events or images (streamed)."""
-    try:
-        yield from read_eval_log_samples(
-            path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
-        )
-    except RuntimeError:  # a header without sample ids (hand-written logs): read it whole
-        yield from read_eval_log(path).samples or []
+    with reading(path):
+        try:
+            yield from read_eval_log_samples(
+                path, all_samples_required=False, exclude_fields=_HEAVY_FIELDS
+            )
+        except RuntimeError:  # a header without sample ids (hand-written logs): read it whole
+            yield from read_eval_log(path).samples or []

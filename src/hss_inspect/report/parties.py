@@ -13,14 +13,14 @@ from hss_inspect.report.bill import (
     MODEL,
     OTHER,
     Party,
-    Tokens,
     Ttl,
+    Usage,
+    less_roles,
+    tokens_of,
     write_ttl,
     written_at_1h,
 )
-from hss_inspect.report.logs import ScoredSample
-
-Usage = tuple[Tokens, float | None]  # tokens and Inspect's recorded cost
+from hss_inspect.report.logs import ScoredSample, single_model_roles
 
 
 def parties_of(
@@ -34,15 +34,14 @@ def parties_of(
     if log.stats is None:
         return ()
     by_role = log.stats.role_usage
-    configs = {role: _configs(config) for role, config in (log.eval.model_roles or {}).items()}
-    bound = {role: found[0] for role, found in configs.items() if len(found) == 1}
+    bound = single_model_roles(log)
     models = {role: config.model for role, config in bound.items()}
     roles = [
         _role_party(path, run, role, bound[role], usage)
         for role, usage in by_role.items()
         if role in bound
     ]
-    rest = _without_roles(log.stats.model_usage, by_role, models)
+    rest = less_roles(log.stats.model_usage, by_role, models)
     own = [
         _model_party(log, path, run, usage, models, samples)
         for model, usage in rest
@@ -75,44 +74,11 @@ def _model_party(
 
 def _role_party(path: str, run: str, role: str, config: ModelConfig, usage: ModelUsage) -> Party:
     """A role's calls; its cache writes at the TTL of its model's `cache_ttl`."""
-    tokens, cost = _tokens_of(usage)
+    tokens, cost = tokens_of(usage)
     ttl = write_ttl(None, (config.args or {}).get("cache_ttl"))
     written_1h = written_at_1h(tokens.cache_write or 0, ttl, ())
     batched = bool(config.config.batch)  # a role's calls batch by its own options only
     return Party(path, run, role, config.model, tokens, written_1h, cost, batched)
-
-
-def _configs(config: ModelConfig | list[ModelConfig]) -> list[ModelConfig]:
-    """A role's model configs, one each distinct model."""
-    found = config if isinstance(config, list) else [config]
-    return list({c.model: c for c in found}.values())
-
-
-def _tokens_of(usage: ModelUsage) -> Usage:
-    tokens = Tokens(
-        fresh_input=usage.input_tokens,
-        cache_write=usage.input_tokens_cache_write,
-        cache_read=usage.input_tokens_cache_read,
-        output=usage.output_tokens,
-        reasoning=usage.reasoning_tokens,
-    )
-    return tokens, usage.total_cost
-
-
-def _without_roles(
-    by_model: dict[str, ModelUsage], by_role: dict[str, ModelUsage], bound: dict[str, str]
-) -> list[tuple[str, Usage]]:
-    """Each model's usage less that of the roles bound to it."""
-    found = []
-    for model, usage in by_model.items():
-        tokens, cost = _tokens_of(usage)
-        for role, role_model in bound.items():
-            if role_model == model and role in by_role:
-                role_tokens, role_cost = _tokens_of(by_role[role])
-                tokens -= role_tokens
-                cost = None if cost is None else cost - (role_cost or 0.0)
-        found.append((model, (tokens, cost)))
-    return found
 
 
 def _sample_writes(

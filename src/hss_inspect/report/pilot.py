@@ -19,7 +19,8 @@ from inspect_ai.log import EvalSampleSummary
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.roles import GRADER_ROLE
-from hss_inspect.report.logs import read_header, read_summaries
+from hss_inspect.report.bill import Tokens, less_roles
+from hss_inspect.report.logs import DamagedLog, read_header, read_summaries, single_model_roles
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,15 @@ def read_pilot(path: str, model: str) -> Pilot:
     """The pilot log at `path`, of `model` (a log of another model is refused)."""
     if not Path(path).exists():
         raise InputError(f"--pilot {path}: no such log")
-    ran = str(read_header(path).eval.model)
+    try:
+        return _pilot(path, model)
+    except DamagedLog as damaged:
+        raise InputError(f"--pilot {damaged}") from None
+
+
+def _pilot(path: str, model: str) -> Pilot:
+    header = read_header(path)
+    ran = str(header.eval.model)
     if ran != model:
         raise InputError(
             f"--pilot {path}: a run of {ran}, not of {model}; give a pilot of the same model"
@@ -54,7 +63,8 @@ def read_pilot(path: str, model: str) -> Pilot:
     samples = _finished(path, model)
     if not samples:
         raise InputError(f"--pilot {path}: no finished sample of {model} to measure")
-    output, reasoning = _output_by_media(samples, model)
+    roles = {role: config.model for role, config in single_model_roles(header).items()}
+    output, reasoning = _output_by_media(samples, model, roles)
     judged = [s.role_usage[GRADER_ROLE] for s in samples if GRADER_ROLE in (s.role_usage or {})]
     return Pilot(
         source=path,
@@ -81,19 +91,25 @@ def _whole_log_order(sample: EvalSampleSummary) -> tuple[int, str]:
 
 
 def _output_by_media(
-    samples: Sequence[EvalSampleSummary], model: str
+    samples: Sequence[EvalSampleSummary], model: str, roles: dict[str, str]
 ) -> tuple[dict[str, list[float]], dict[str, list[float | None]]]:
-    """Each attempt's output and reasoning tokens of `model`, by media type."""
+    """Each attempt's output and reasoning tokens of `model` under evaluation, by media
+    type: its usage less that of the roles bound to it (`roles`: role -> model), as the
+    report counts the model's own calls."""
     output: dict[str, list[float]] = defaultdict(list)
     reasoning: dict[str, list[float | None]] = defaultdict(list)
     for sample in samples:
         media = str((sample.metadata or {}).get("media_type", "all"))
-        usage = sample.model_usage[model]
-        output[media].append(float(usage.output_tokens))
-        reasoning[media].append(
-            None if usage.reasoning_tokens is None else float(usage.reasoning_tokens)
-        )
+        own = own_tokens(sample, model, roles)
+        output[media].append(float(own.output))
+        reasoning[media].append(None if own.reasoning is None else float(own.reasoning))
     return output, reasoning
+
+
+def own_tokens(sample: EvalSampleSummary, model: str, roles: dict[str, str]) -> Tokens:
+    """The tokens of `model`'s own calls in one sample, without its roles' calls."""
+    usage = dict(less_roles(sample.model_usage, sample.role_usage or {}, roles))
+    return usage[model][0]
 
 
 def _mean_or_none(values: list[float | None] | list[float]) -> float | None:

@@ -23,6 +23,8 @@ from hss_inspect.core.settings import HUMAN_RECORD
 from hss_inspect.core.values import finite_number, is_nan
 from hss_inspect.report.log_header import LogInfo, is_rubric_score, log_info
 from hss_inspect.report.logs import (
+    DamagedLog,
+    LogError,
     ScoredSample,
     current_logs,
     find_logs,
@@ -95,30 +97,71 @@ class AttemptRecord:
         return self.output_tokens - (self.reasoning_tokens or 0)
 
 
-def read_logs(paths: Sequence[str | Path]) -> tuple[list[LogInfo], list[AttemptRecord]]:
+def read_logs(
+    paths: Sequence[str | Path], skipped: list[DamagedLog] | None = None
+) -> tuple[list[LogInfo], list[AttemptRecord]]:
     """Every current log under `paths`: their headers and all their attempt records.
 
     A log superseded by `inspect eval-retry` (same task id, an earlier eval) is skipped,
-    with a warning, so a folder holding both counts each task once.
+    with a warning, so a folder holding both counts each task once. A file Inspect cannot
+    read (cut short, empty, not a log) stops the reading with its DamagedLog, unless
+    `skipped` is given: then it is left out and added there, and only when no log is left
+    does its error stop the reading.
     """
-    headers = {path: read_header(path) for path in find_logs(paths)}
+    headers = readable_headers(find_logs(paths), skipped)
     current = current_logs(
         {p: (h.eval.task_id, h.eval.eval_id, h.eval.created) for p, h in headers.items()}
     )
-    skipped = [p for p in headers if p not in current]
-    if skipped:
+    superseded = [p for p in headers if p not in current]
+    if superseded:
         logger.warning(
             "left out %d log(s) superseded by a later retry of the same task: %s",
-            len(skipped),
-            ", ".join(skipped),
+            len(superseded),
+            ", ".join(superseded),
         )
     infos: list[LogInfo] = []
     records: list[AttemptRecord] = []
     for path in current:
-        info, found = read_log(path, headers[path])
+        try:
+            info, found = read_log(path, headers[path])
+        except DamagedLog as damaged:
+            _leave_out(damaged, skipped)
+            continue
         infos.append(info)
         records += found
+    if not infos and skipped:
+        raise _nothing_readable(skipped)
     return infos, records
+
+
+def readable_headers(
+    paths: Sequence[str], skipped: list[DamagedLog] | None = None
+) -> dict[str, EvalLog]:
+    """The header of each log Inspect can read; the others stop the reading, or, given
+    `skipped`, are added there (and stop it only when none is left)."""
+    headers: dict[str, EvalLog] = {}
+    for path in paths:
+        try:
+            headers[path] = read_header(path)
+        except DamagedLog as damaged:
+            _leave_out(damaged, skipped)
+    if not headers and skipped:
+        raise _nothing_readable(skipped)
+    return headers
+
+
+def _leave_out(damaged: DamagedLog, skipped: list[DamagedLog] | None) -> None:
+    if skipped is None:
+        raise damaged
+    skipped.append(damaged)
+
+
+def _nothing_readable(skipped: list[DamagedLog]) -> LogError:
+    """The error when no log is left: the damaged one's own, or one naming each (taken
+    out of `skipped`, which is said once, here)."""
+    found = skipped[0] if len(skipped) == 1 else LogError("; ".join(str(d) for d in skipped))
+    skipped.clear()
+    return found
 
 
 def read_log(path: str, header: EvalLog | None = None) -> tuple[LogInfo, list[AttemptRecord]]:
