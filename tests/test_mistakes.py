@@ -108,6 +108,30 @@ def study_cut_short(log: Path) -> bytes:
     return path.read_bytes()[:8192]
 
 
+def a_study(log: Path) -> bytes:
+    """A whole study of one demo task."""
+    from hss_inspect.human.store import StudyTask, create_study
+
+    path = log.with_name("whole-study.sqlite")
+    if not path.exists():
+        task = StudyTask("demo-candle", "video", "d", "s", "media/x.mp4", "What next?")
+        create_study(path, {"seed": 0}, [task], {"annotator-1": ["demo-candle"]})
+    return path.read_bytes()
+
+
+def a_build(log: Path) -> bytes:
+    """A build of one pool item, an author ann and three reviewers."""
+    from hss_inspect.construction.pool import PoolItem
+    from hss_inspect.construction.store import create_build
+
+    path = log.with_name("build.sqlite")
+    if not path.exists():
+        settings = {"pool": str(log.parent), "seed": 0, "prefix": "t", "rounds": 3}
+        item = PoolItem("item-0001", "a.png", "image", 1)
+        create_build(path, settings, [item], ["ann"], ["r1", "r2", "r3"])
+    return path.read_bytes()
+
+
 NOT_TEXT = constant(b"\x89PNG\r\n\x1a\n\xff\xfe\x00binary")
 NOTES = constant(b"notes about the run, not a log\n")
 PRICES_NOT_YAML = constant(b"openai/gpt-6-astra:\n  input: 1.25\n  output: [10.0\n")
@@ -391,6 +415,18 @@ FILE_MISTAKES = [
         (("answers.jsonl", constant(b"\n")),),
     ),
     Mistake(
+        "a build that is not one",
+        (HSS_INSPECT, "build", "status", "notes.sqlite"),
+        ("notes.sqlite: not a build",),
+        (("notes.sqlite", NOTES),),
+    ),
+    Mistake(
+        "a study given as a build",
+        (HSS_INSPECT, "build", "funnel", "study.sqlite"),
+        ("study.sqlite: a SQLite file, but not a build", "hss-inspect build new"),
+        (("study.sqlite", a_study),),
+    ),
+    Mistake(
         "a dataset file that is not text",
         (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "rows.jsonl"),
         ("rows.jsonl: not a text file",),
@@ -434,6 +470,28 @@ NAME_MISTAKES = [
         ("(--model-role grader)", "did you mean anthropic/claude-opus-5?"),
         (("answers.jsonl", ANSWERS),),
         env=(("ANTHROPIC_API_KEY", "k"),),
+    ),
+    Mistake(
+        "misspelt model of a build's blind control",
+        (
+            HSS_INSPECT,
+            "build",
+            "check",
+            "build.sqlite",
+            "--model-role",
+            "grader=anthropic/claude-opus-5",
+            "--model",
+            "openai/gpt-6-astr",
+            "--dry-run",
+        ),
+        ("openai/gpt-6-astr is not a model", "(--model)", "did you mean openai/gpt-6-astra?"),
+        (("build.sqlite", a_build),),
+    ),
+    Mistake(
+        "misspelt author of tasks imported into a build",
+        (HSS_INSPECT, "build", "import", "build.sqlite", "tasks.jsonl", "--author", "anne"),
+        ("anne is not an author of the build (--author)", "did you mean ann?"),
+        (("build.sqlite", a_build), ("tasks.jsonl", constant(b"{}\n"))),
     ),
     Mistake(
         "misspelt model of the logs in --paper-model",

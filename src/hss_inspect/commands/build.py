@@ -227,6 +227,7 @@ def run_check(args: argparse.Namespace) -> int:
     if "grader" not in roles:
         raise InputError("--model-role grader=<provider/model> is required: the judge that "
                          "grades the references (and the blind answers)")  # fmt: skip
+    check_check_models(roles["grader"], args.models)
     views = store.awaiting_review(args.build)
     done = {(t, r) for t, r, kind, _ in store.checked(args.build) if kind == "reference"}
     chosen = [v for v in views if args.all or (v.task_id, v.revision) not in done]
@@ -253,6 +254,17 @@ def run_check(args: argparse.Namespace) -> int:
         subprocess.run([*argv, "--display", "none"], check=False)
     new_logs = [path for path in logs_in(log_dir) if path not in before]
     return store_check_flags(args.build, chosen, new_logs, log_dir)
+
+
+def check_check_models(grader: str, models: Sequence[str]) -> None:
+    """A slip in a model's name is one line before anything runs (a YAML spec of the judge
+    is checked by the task itself)."""
+    from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
+
+    if not grader.lstrip().startswith("{"):
+        check_model_name(grader, "--model-role grader", NEWER_INSPECT)
+    for model in models:
+        check_model_name(model, "--model", NEWER_INSPECT)
 
 
 def logs_in(folder: Path) -> list[str]:

@@ -77,7 +77,7 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
     authors = store.names_of(path, "author")
     if author not in authors:
         what = "an author of the build (--author)"
-        raise InputError(unknown_text(author, what, authors, f"its authors are {authors}"))
+        raise InputError(unknown_text(author, what, authors, f"its authors: {', '.join(authors)}"))
     reviewers = store.names_of(path, "reviewer")
     check_enough_reviewers(reviewers, [author], rules().rounds)
     if not tasks_file.is_file():

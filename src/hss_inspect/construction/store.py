@@ -67,6 +67,7 @@ CREATE TABLE checks (
     FOREIGN KEY (task_id, revision) REFERENCES revisions(task_id, revision)
 );
 """
+BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "checks")
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -114,12 +115,9 @@ def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
 
 
 def check_build(path: Path) -> None:
-    problem = f"{path}: not a build; make one with `hss-inspect build new {path} --pool DIR ...`"
-    if not path.is_file() or not store.is_sqlite(path):
-        raise InputError(problem)
-    tables = store.rows(path, "SELECT name FROM sqlite_master WHERE type = 'table'")
-    if ("reviews",) not in tables or ("build",) not in tables:
-        raise InputError(problem)
+    """A build's SQLite file with the build's tables, else an InputError saying what the
+    file is and what to do."""
+    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new")
 
 
 def settings_of(path: Path) -> dict[str, Any]:

@@ -104,42 +104,7 @@ def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
 def check_study(path: Path) -> None:
     """A study's SQLite file with the study's tables, else an InputError saying what the
     file is and what to do."""
-    if not path.exists():
-        raise InputError(f"{path}: no such file; make a study with `hss-inspect human new {path}`")
-    if not path.is_file() or not is_study(path):
-        raise InputError(f"{path}: not a study (a SQLite file `hss-inspect human new` makes)")
-    identity = (path.resolve(), path.stat().st_ino)
-    if identity in _studies_checked:  # the server opens the study at every request
-        return
-    missing = _missing_tables(path)
-    if missing:
-        raise InputError(
-            f"{path}: a SQLite file, but not a study (no {', '.join(missing)} table): give the "
-            "file `hss-inspect human new` made"
-        )
-    _studies_checked.add(identity)
-
-
-_studies_checked: set[tuple[Path, int]] = set()
-
-
-def _missing_tables(path: Path) -> list[str]:
-    """The study's tables the file lacks; a file SQLite cannot read is an InputError."""
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            found = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        raise damaged_study(path, exc) from None
-    return [table for table in STUDY_TABLES if table not in found]
-
-
-def damaged_study(path: Path, exc: sqlite3.DatabaseError) -> InputError:
-    return InputError(
-        f"{path}: a damaged SQLite file ({exc}): cut short or overwritten; restore it from a copy"
-    )
+    store.check_store(path, "study", STUDY_TABLES, "hss-inspect human new")
 
 
 def settings_of(path: Path) -> dict[str, Any]:
@@ -251,7 +216,7 @@ def _rows(path: Path, query: str) -> list[Any]:
     except sqlite3.OperationalError:  # locked, or out of disk: not the file's fault
         raise
     except sqlite3.DatabaseError as exc:  # "database disk image is malformed"
-        raise damaged_study(path, exc) from None
+        raise store.damaged(path, exc) from None
 
 
 def _iso(moment: float) -> str:

@@ -5,7 +5,7 @@ FULL), so a server killed at any moment keeps everything it acknowledged."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,48 @@ def is_sqlite(path: Path) -> bool:
     """Whether `path` is an SQLite file (by its first bytes)."""
     with path.open("rb") as handle:
         return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def check_store(path: Path, what: str, tables: Sequence[str], made_by: str) -> None:
+    """`path` is a store of this kind (an SQLite file holding `tables`), else one InputError
+    naming the file, what it is and what to do; `made_by` is the command that makes one
+    (`hss-inspect human new`). A file found good is not read again (a server opens its
+    store at every request)."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file; make a {what} with `{made_by} {path}`")
+    if not path.is_file() or not is_sqlite(path):
+        raise InputError(f"{path}: not a {what} (a SQLite file `{made_by}` makes)")
+    identity = (path.resolve(), path.stat().st_ino)
+    if identity in _checked:
+        return
+    missing = [table for table in tables if table not in table_names(path)]
+    if missing:
+        raise InputError(
+            f"{path}: a SQLite file, but not a {what} (no {', '.join(missing)} table): give "
+            f"the file `{made_by}` made"
+        )
+    _checked.add(identity)
+
+
+_checked: set[tuple[Path, int]] = set()
+
+
+def table_names(path: Path) -> set[str]:
+    """The tables of an SQLite file, read only; a file SQLite cannot read is an InputError."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, exc) from None
+
+
+def damaged(path: Path, exc: sqlite3.DatabaseError) -> InputError:
+    return InputError(
+        f"{path}: a damaged SQLite file ({exc}): cut short or overwritten; restore it from a copy"
+    )
 
 
 def create(path: Path, schema: str, what: str) -> None:
