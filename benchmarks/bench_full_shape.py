@@ -161,13 +161,18 @@ def baseline_env(work: Path, revision: str, env: dict[str, str]) -> dict[str, st
         archive = subprocess.run(["git", "archive", commit, "src"], check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     side = {**env, "PYTHONPATH": os.pathsep.join([str(tree / "src"), env.get("PYTHONPATH", "")])}
+    if not package_of(side).is_relative_to(tree):
+        raise RuntimeError(f"the baseline's package was not the one imported: {package_of(side)}")
+    return side
+
+
+def package_of(env: dict[str, str]) -> Path:
+    """The package a command run with `env` imports."""
     found = subprocess.run(
         [sys.executable, "-c", "import hss_inspect; print(hss_inspect.__file__)"],
-        env=side, check=True, capture_output=True, text=True,
+        env=env, check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    if not Path(found).is_relative_to(tree):
-        raise RuntimeError(f"the baseline's package was not the one imported: {found}")
-    return side
+    return Path(found).parent
 
 
 def main() -> None:
@@ -226,6 +231,7 @@ def main() -> None:
     per_byte = statistics.median(floors)
     summary: dict[str, Any] = {
         "shape": shape(args),
+        "packages": {side: str(package_of(side_env)) for side, side_env in sides.items()},
         "encoding_floor_s_per_gb": round(per_byte * 1e9, 2),
         "encoding_floor_s_per_gb_range": [round(min(floors) * 1e9, 2), round(max(floors) * 1e9, 2)],
     }
