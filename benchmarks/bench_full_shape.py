@@ -149,8 +149,8 @@ def profiled(command: list[str], out: Path) -> list[str]:
 
 
 def baseline_env(work: Path, revision: str, env: dict[str, str]) -> dict[str, str]:
-    """`env` running `revision`'s package: its `src/`, exported into `work`, first on the
-    path (checked: the package imported from there)."""
+    """`env` running `revision`'s package: its `src/` (and the YAML it ships), exported
+    into `work`, first on the path (checked: the package imported from there)."""
     commit = subprocess.run(
         ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"],
         check=True, capture_output=True, text=True,
@@ -158,7 +158,11 @@ def baseline_env(work: Path, revision: str, env: dict[str, str]) -> dict[str, st
     tree = work / f"baseline-{commit[:12]}"
     if not (tree / "src" / "hss_inspect").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", commit, "src"], check=True, capture_output=True)
+        # the packaged YAML lives beside src/ in a checkout (core/config.py)
+        folders = ["src", "task_configs", "scorers"]
+        archive = subprocess.run(
+            ["git", "archive", commit, *folders], check=True, capture_output=True
+        )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     side = {**env, "PYTHONPATH": os.pathsep.join([str(tree / "src"), env.get("PYTHONPATH", "")])}
     if not package_of(side).is_relative_to(tree):
