@@ -271,6 +271,8 @@ def one_repeat(
     lines = stats.read_text().splitlines()[before:]
     result["bytes_sent"] = sum(json.loads(line)["bytes"] for line in lines)
     result["requests"] = len(lines)
+    if len(lines) != 2 * TASKS * ATTEMPTS:  # a candidate's request and its judge's each
+        raise RuntimeError(f"{folder.name}: {len(lines)} requests reached the stand-in")
     cold_env = {**env, "HSS_INSPECT_CACHE": str(folder / "fresh-cache")}
     result["report_cold"] = timed_report(folder / "logs", cold_env)
     result["report_warm"] = timed_report(folder / "logs", cold_env)
