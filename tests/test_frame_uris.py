@@ -34,7 +34,8 @@ def test_frames_held_as_uris_give_each_frame_and_its_uri() -> None:
     jpegs = [b"\xff\xd8 one", b"\xff\xd8 frame two", b"", b"\xff\xd8 3\xff\xd9"]
     frames = UriFrames.encode(jpegs)
     assert frames.uris() == [encoded(j) for j in jpegs]
-    assert frames.text == "".join(encoded(j) for j in jpegs).encode("ascii")
+    assert frames.text() == "".join(encoded(j) for j in jpegs).encode("ascii")
+    assert UriFrames.from_text(frames.text(), frames.sizes) == frames
     assert list(frames) == jpegs and frames[-1] == jpegs[-1] and frames[1:3] == tuple(jpegs[1:3])
     assert frames.sizes == tuple(len(j) for j in jpegs) and len(frames) == 4
     assert frames == tuple(jpegs) and tuple(jpegs) == frames and frames != jpegs[:3]
@@ -43,7 +44,9 @@ def test_frames_held_as_uris_give_each_frame_and_its_uri() -> None:
     with pytest.raises(IndexError):
         frames[4]
     with pytest.raises(ValueError, match="do not hold"):
-        UriFrames(frames.text[:-1], frames.sizes)
+        UriFrames.from_text(frames.text()[:-1], frames.sizes)
+    with pytest.raises(ValueError, match="do not hold"):
+        UriFrames(frames.uris(), [*frames.sizes[:-1], frames.sizes[-1] + 3])
 
 
 def entry_of(clip: Path, settings: FrameSettings) -> Path:

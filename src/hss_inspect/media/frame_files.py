@@ -4,14 +4,16 @@ JPEGs, and the manifest both carry."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import mmap
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from hss_inspect.core.settings import FrameSettings
 from hss_inspect.media.uri import UriFrames
@@ -61,10 +63,10 @@ def write_frames(folder: Path, video: SampledVideo, manifest: dict[str, Any]) ->
 def write_entry(folder: Path, video: SampledVideo, manifest: dict[str, Any]) -> None:
     """A cache entry: every frame's data URI end to end in one file, as requests send them
     (a request takes them without encoding its frames again)."""
-    frames = UriFrames.encode(video.jpegs)
-    (folder / FRAME_URIS).write_bytes(frames.text)
+    text = UriFrames.encode(video.jpegs).text()
+    (folder / FRAME_URIS).write_bytes(text)
     # CRC-32 guards against truncation and bit rot at a fraction of a hash's cost.
-    record = {**manifest, "format": ENTRY_FORMAT, "uris_crc32": zlib.crc32(frames.text)}
+    record = {**manifest, "format": ENTRY_FORMAT, "uris_crc32": zlib.crc32(text)}
     (folder / MANIFEST).write_text(json.dumps(record))
 
 
@@ -72,28 +74,41 @@ def read_frames(folder: Path) -> SampledVideo | None:
     """The cache entry in `folder`, its frames as data URIs, or None when it is missing,
     partial or corrupt.
 
-    The file is read in one copy; its checksum is checked the first time this process
-    opens the entry. An entry's files are never rewritten in place (a new entry is a new
-    folder renamed into place), so a file of the same identity holds the same bytes."""
+    The file is mapped and each URI decoded straight out of the mapping: one copy, into
+    the strings the request sends (a read would copy it once more, into fresh memory).
+    Its checksum is checked the first time this process opens the entry: an entry's files
+    are never rewritten in place (a new entry is a new folder renamed into place), so a
+    file of the same identity holds the same bytes."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
         if manifest.get("format") != ENTRY_FORMAT:
             return None
-        with open(folder / FRAME_URIS, "rb", buffering=0) as handle:
+        sizes = manifest["frame_bytes"]
+        with open(folder / FRAME_URIS, "rb") as handle, _mapped(handle) as text:
             stat = os.fstat(handle.fileno())
-            text = handle.read(stat.st_size)
-        identity = (str(folder), stat.st_ino, stat.st_size, stat.st_mtime_ns)
-        if identity not in _checked:
-            if len(text) != stat.st_size or zlib.crc32(text) != manifest["uris_crc32"]:
-                return None
-            _checked.add(identity)
-        return _video_of(manifest, UriFrames(text, manifest["frame_bytes"]))
+            identity = (str(folder), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            if identity not in _checked:
+                if zlib.crc32(text) != manifest["uris_crc32"]:
+                    return None
+                _checked.add(identity)
+            frames = UriFrames.from_text(text, sizes)
+        return _video_of(manifest, frames)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 # The entries whose checksum held, by their frames file's path, inode, size and time.
 _checked: set[tuple[str, int, int, int]] = set()
+
+
+@contextlib.contextmanager
+def _mapped(handle: BinaryIO) -> Iterator[bytes | mmap.mmap]:
+    size = os.fstat(handle.fileno()).st_size
+    if size == 0:  # a clip of no frames: nothing to map
+        yield b""
+        return
+    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+        yield mapping
 
 
 def read_jpeg_entry(folder: Path) -> SampledVideo | None:

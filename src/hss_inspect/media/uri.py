@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import mmap
 from collections.abc import Iterator, Sequence
 from typing import overload
 
@@ -28,42 +29,48 @@ def jpeg_uri_length(size: int) -> int:
 
 
 class UriFrames(Sequence[bytes]):
-    """JPEG frames held as their data URIs, end to end in one text (ASCII bytes).
+    """JPEG frames held as their data URIs (as a cache entry stores them).
 
-    A frame's URI is one copy out of the text (`uris`); its bytes are decoded only when
+    A request takes the URIs themselves (`uris`); a frame's bytes are decoded only when
     asked for (indexing, iterating), which only the rarer paths do (a frame budget to
     shrink to, a rebuild, the agentic tools). Equal to any sequence of the same bytes.
     """
 
-    def __init__(self, text: bytes, sizes: Sequence[int]) -> None:
-        lengths = [jpeg_uri_length(size) for size in sizes]
-        if sum(lengths) != len(text):
-            raise ValueError(f"{len(text)} characters do not hold {len(sizes)} frames' URIs")
-        self._text = text
-        self._starts = tuple(itertools.accumulate(lengths, initial=0))
+    def __init__(self, uris: Sequence[str], sizes: Sequence[int]) -> None:
+        if len(uris) != len(sizes) or any(
+            len(uri) != jpeg_uri_length(size) for uri, size in zip(uris, sizes, strict=False)
+        ):
+            raise ValueError(f"{len(uris)} data URIs do not hold frames of {len(sizes)} sizes")
+        self._uris = tuple(uris)
         self.sizes = tuple(sizes)
+
+    @classmethod
+    def from_text(cls, text: bytes | mmap.mmap, sizes: Sequence[int]) -> UriFrames:
+        """The frames of `sizes` bytes whose URIs `text` holds end to end (ASCII): each
+        URI decoded straight out of it, one copy."""
+        starts = list(itertools.accumulate((jpeg_uri_length(s) for s in sizes), initial=0))
+        if starts[-1] != len(text):
+            raise ValueError(f"{len(text)} characters do not hold {len(sizes)} frames' URIs")
+        with memoryview(text) as view:
+            uris = [str(view[a:b], "ascii") for a, b in itertools.pairwise(starts)]
+        return cls(uris, sizes)
 
     @classmethod
     def encode(cls, jpegs: Sequence[bytes]) -> UriFrames:
         if isinstance(jpegs, UriFrames):
             return jpegs
-        text = b"".join(_JPEG_PREFIX + base64.b64encode(jpeg) for jpeg in jpegs)
-        return cls(text, [len(jpeg) for jpeg in jpegs])
+        return cls([data_uri(jpeg, JPEG) for jpeg in jpegs], [len(jpeg) for jpeg in jpegs])
 
-    @property
     def text(self) -> bytes:
         """Every frame's data URI, end to end: what a cache entry stores."""
-        return self._text
+        return "".join(self._uris).encode("ascii")
 
     def uris(self) -> list[str]:
-        view = memoryview(self._text)
-        return [str(view[a:b], "ascii") for a, b in itertools.pairwise(self._starts)]
+        return list(self._uris)
 
     def subset(self, indices: Sequence[int]) -> UriFrames:
         """The frames at `indices`, without decoding them."""
-        view = memoryview(self._text)
-        text = b"".join(view[self._starts[i] : self._starts[i + 1]] for i in indices)
-        return UriFrames(text, [self.sizes[i] for i in indices])
+        return UriFrames([self._uris[i] for i in indices], [self.sizes[i] for i in indices])
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -77,16 +84,14 @@ class UriFrames(Sequence[bytes]):
     def __getitem__(self, index: int | slice) -> bytes | tuple[bytes, ...]:
         if isinstance(index, slice):
             return tuple(self[i] for i in range(len(self))[index])
-        i = range(len(self))[index]  # a negative or out-of-range index as a tuple takes it
-        payload = memoryview(self._text)[self._starts[i] + len(_JPEG_PREFIX) : self._starts[i + 1]]
-        return base64.b64decode(payload)
+        return base64.b64decode(self._uris[index][len(_JPEG_PREFIX) :])
 
     def __iter__(self) -> Iterator[bytes]:
         return (self[i] for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, UriFrames):
-            return self.sizes == other.sizes and self._text == other._text
+            return self._uris == other._uris
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
