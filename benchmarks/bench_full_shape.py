@@ -158,8 +158,11 @@ def baseline_env(work: Path, revision: str, env: dict[str, str]) -> dict[str, st
     tree = work / f"baseline-{commit[:12]}"
     if not (tree / "src" / "hss_inspect").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        # the packaged YAML lives beside src/ in a checkout (core/config.py)
-        folders = ["src", "task_configs", "scorers"]
+        # the packaged YAML lives beside src/ in a checkout (core/config.py), where it exists
+        listed = subprocess.run(
+            ["git", "ls-tree", "--name-only", commit], check=True, capture_output=True, text=True
+        ).stdout.split()
+        folders = [f for f in ("src", "task_configs", "scorers") if f in listed]
         archive = subprocess.run(
             ["git", "archive", commit, *folders], check=True, capture_output=True
         )
