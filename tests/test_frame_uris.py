@@ -53,14 +53,22 @@ def entry_of(clip: Path, settings: FrameSettings) -> Path:
     return frame_cache.cache_root() / "frames" / frame_cache.frames_key(file_sha256(clip), settings)
 
 
+SETTINGS = FrameSettings(fps=4.0)
+
+
+def clip_and_its_uris(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A 3 s clip, and the data URIs of its frames at SETTINGS, decoded and encoded here."""
+    clip = tmp_path / "clip.mp4"
+    write_video(clip, fps=10, seconds=3.0)
+    return clip, [encoded(j) for j in sample_video(clip, SETTINGS).jpegs]
+
+
 def test_a_request_from_an_entry_encodes_no_frame_and_checks_it_once_a_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clip = tmp_path / "clip.mp4"
-    write_video(clip, fps=10, seconds=3.0)
-    settings = FrameSettings(fps=4.0)
+    clip, expected = clip_and_its_uris(tmp_path)
+    settings = SETTINGS
     decoded = frame_cache.cached_sample_video(clip, settings)
-    expected = [encoded(j) for j in sample_video(clip, settings).jpegs]
     assert frame_uris(decoded.jpegs) == expected
 
     def no_encoding(data: bytes) -> bytes:
@@ -119,11 +127,9 @@ def write_first_format_entry(cache: Path, clip: Path, settings: FrameSettings) -
 def test_an_entry_of_the_first_format_is_converted_not_decoded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clip = tmp_path / "clip.mp4"
-    write_video(clip, fps=10, seconds=3.0)
-    settings = FrameSettings(fps=4.0)
+    clip, expected = clip_and_its_uris(tmp_path)
+    settings = SETTINGS
     old = write_first_format_entry(frame_cache.cache_root(), clip, settings)
-    expected = [encoded(j) for j in sample_video(clip, settings).jpegs]
 
     def no_decoding(*args: object, **kwargs: object) -> object:
         raise AssertionError("the clip was decoded again")
