@@ -103,11 +103,17 @@ _checked: set[tuple[str, int, int, int]] = set()
 
 @contextlib.contextmanager
 def _mapped(handle: BinaryIO) -> Iterator[bytes | mmap.mmap]:
-    size = os.fstat(handle.fileno()).st_size
-    if size == 0:  # a clip of no frames: nothing to map
+    if os.fstat(handle.fileno()).st_size == 0:  # a clip of no frames: nothing to map
         yield b""
         return
-    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+    if hasattr(mmap, "MAP_POPULATE"):
+        # Linux: the file is read in within the call, which releases the GIL. Pages the
+        # decoding faulted in from the disk would hold it, stalling the event loop.
+        flags = mmap.MAP_SHARED | mmap.MAP_POPULATE
+        mapping = mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+    else:
+        mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    with mapping:
         yield mapping
 
 
