@@ -7,9 +7,10 @@ For every clip of `benchmarks/clips.py`, at the default plan (2 fps, 500 frames,
   floor     `ffmpeg -i CLIP -f null -` (decode only), and PyAV decoding without conversion
 
 and, on the 10- and 28-minute clips, sparse plans of 50 and 10 frames against the dense
-plan; the peak resident memory of each process; and the cache, cold against warm, as the
-eval sees it (in-process). Every time is the median of --repeats runs. Ratios below 1
-mean ours is faster.
+plan (in wall time, and in the CPU seconds of the process, which a shared machine's load
+moves less); the peak resident memory of each process; and the cache, cold against warm,
+as the eval sees it (in-process). Every time is the median of --repeats runs. Ratios
+below 1 mean ours is faster.
 
     python benchmarks/bench_frames.py [--repeats 3] [--clips NAME ...] [--json out.json]
 """
@@ -44,6 +45,7 @@ SPARSE_BUDGETS = (50, 10)
 class Measured:
     seconds: float
     peak_mb: float
+    cpu_seconds: float = 0.0  # user + system of the process (steadier than the wall time)
 
 
 # Linux carries a process's peak memory across exec, so a child forked from this (large)
@@ -55,24 +57,29 @@ started = time.perf_counter()
 quiet = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
 pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ, file_actions=quiet)
 _, status, usage = os.wait4(pid, 0)
-print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status),
+      usage.ru_utime + usage.ru_stime)
 """
 
 
-def run_process(command: list[str]) -> Measured:
-    """Wall time and peak resident memory of one child process."""
+def run_process(command: list[str], env: dict[str, str] | None = None) -> Measured:
+    """Wall time, peak resident memory and CPU seconds of one child process."""
     done = subprocess.run(
-        [sys.executable, "-S", "-c", _MEASURE, *command], capture_output=True, text=True
+        [sys.executable, "-S", "-c", _MEASURE, *command], capture_output=True, text=True, env=env
     )
-    seconds, peak_kb, status = done.stdout.split()
+    seconds, peak_kb, status, cpu = done.stdout.split()
     if int(status) != 0:
         raise RuntimeError(f"{command[0]} failed: {done.stderr}")
-    return Measured(float(seconds), int(peak_kb) / 1024)
+    return Measured(float(seconds), int(peak_kb) / 1024, float(cpu))
 
 
 def median_of(repeats: int, measure: Callable[[], Measured]) -> Measured:
     runs = [measure() for _ in range(repeats)]
-    return Measured(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs))
+    return Measured(
+        statistics.median(r.seconds for r in runs),
+        max(r.peak_mb for r in runs),
+        statistics.median(r.cpu_seconds for r in runs),
+    )
 
 
 def ours(clip: Path, out: Path, max_frames: int = DEFAULT_FRAMES.max_frames) -> Measured:
@@ -162,6 +169,7 @@ def bench_clip(name: str, clip: Path, repeats: int, work: Path) -> dict[str, obj
     cold, warm = cache_cold_warm(clip, repeats)
     row.update(
         ours_s=mine.seconds,
+        ours_cpu_s=mine.cpu_seconds,
         ffmpeg_s=theirs.seconds,
         vs_ffmpeg=mine.seconds / theirs.seconds,
         floor_s=floor.seconds,
@@ -180,6 +188,7 @@ def bench_clip(name: str, clip: Path, repeats: int, work: Path) -> dict[str, obj
             sparse = median_of(repeats, lambda b=budget: ours(clip, frames_out, b))  # type: ignore[misc]
             row[f"sparse{budget}_s"] = sparse.seconds
             row[f"sparse{budget}_vs_dense"] = sparse.seconds / mine.seconds
+            row[f"sparse{budget}_cpu_vs_dense"] = sparse.cpu_seconds / mine.cpu_seconds
     return row
 
 
@@ -199,6 +208,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
         ("warm x", "warm_speedup", "{:.0f}"),
         ("50f/dense", "sparse50_vs_dense", "{:.2f}x"),
         ("10f/dense", "sparse10_vs_dense", "{:.2f}x"),
+        ("50f/dense CPU", "sparse50_cpu_vs_dense", "{:.2f}x"),
     ]
     print("| " + " | ".join(title for title, _, _ in columns) + " |")
     print("|" + "---|" * len(columns))

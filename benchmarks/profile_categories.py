@@ -19,7 +19,9 @@ RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("SDK: request JSON", lambda s: "openapi_dumps" in s),
     ("SDK: request transforms", lambda s: "_transform" in s and "openai/" in s),
     ("sockets (httpx, asyncio)", lambda s: "httpx" in s or "httpcore" in s or "_Selector" in s),
-    ("hss-inspect: base64 of the frames", lambda s: "data_uri" in s),
+    ("hss-inspect: base64 of the frames", lambda s: "b64encode" in s and "hss_inspect" in s),
+    ("hss-inspect: data URIs", lambda s: "media/uri.py" in s),
+    ("hss-inspect: reading and checking the frames", lambda s: "read_frames" in s),
     ("hss-inspect: the user turn, other", lambda s: "hss_input" in s),
     ("hss-inspect: judge and scorer", lambda s: "rubric_judge" in s),
 )

@@ -76,3 +76,18 @@ def test_bench_prepared_runs_both_arms(tmp_path: Path) -> None:
     # OpenAI-compatible server (no cap)
     assert before["run_frames_decoded"] == 3 * 80
     assert after["run_frames_decoded"] == 0 and after["run_decode_s"] == 0
+
+
+def test_bench_sparse_times_each_budget_in_wall_and_cpu_seconds(tmp_path: Path) -> None:
+    import os
+
+    from benchmarks.bench_sparse import BUDGETS, frames_command, summary
+
+    clip = tmp_path / "tiny.mp4"
+    write_clip(ClipSpec("tiny", "libx264", 320, 240, 30, 40, {"preset": "ultrafast"}), clip)
+    env = {**os.environ, "HSS_INSPECT_CACHE": str(tmp_path / "cache")}
+    runs = {b: [frames_command(env, clip, tmp_path / "out", b)] for b in BUDGETS}
+    assert len(list((tmp_path / "out").glob("frame_*.jpg"))) == 10  # the last budget's
+    row = summary(runs)
+    assert all(row["cpu_s"][b] > 0 and row["wall_s"][b] > 0 for b in BUDGETS)
+    assert 0 < row["sparse10_cpu_vs_dense"] < 1.5

@@ -391,7 +391,7 @@ def test_sweep_decodes_once_into_entries_identical_to_one_budget_at_a_time(
     alone = [frame_cache.cached_sample_video(clip, s, root=tmp_path / "alone") for s in sweep]
     assert swept == alone
     assert _entries(tmp_path / "swept") == _entries(tmp_path / "alone")
-    assert len(_entries(tmp_path / "swept")) == 2 * len(sweep)  # frames.bin + frames.json
+    assert len(_entries(tmp_path / "swept")) == 2 * len(sweep)  # frames.uris + frames.json
     # One pass: each of the clip's 240 frames decoded at most once, and fewer frames in
     # all than the three passes made one budget at a time.
     assert decoded_in_sweep < decoded

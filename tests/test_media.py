@@ -193,9 +193,9 @@ def test_corrupt_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     write_video(path, fps=30, seconds=2.0)
     first = frame_cache.cached_sample_video(path, FrameSettings())
     entry = next((cache_folder.cache_root() / "frames").iterdir())
-    blob = bytearray((entry / "frames.bin").read_bytes())
-    blob[len(blob) // 2] ^= 0xFF  # same size, one flipped byte
-    (entry / "frames.bin").write_bytes(bytes(blob))
+    blob = bytearray((entry / frame_files.FRAME_URIS).read_bytes())
+    blob[len(blob) // 2] ^= 0x01  # same size, one flipped bit
+    (entry / frame_files.FRAME_URIS).write_bytes(bytes(blob))
     assert frame_files.read_frames(entry) is None
     assert frame_cache.cached_sample_video(path, FrameSettings()) == first
 
@@ -227,7 +227,8 @@ def test_partial_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     write_video(path, fps=30, seconds=2.0)
     first = frame_cache.cached_sample_video(path, FrameSettings())
     entry = next((cache_folder.cache_root() / "frames").iterdir())
-    (entry / "frames.bin").write_bytes((entry / "frames.bin").read_bytes()[:100])
+    uris = entry / frame_files.FRAME_URIS
+    uris.write_bytes(uris.read_bytes()[:100])
     assert frame_files.read_frames(entry) is None
     (entry / "frames.json").unlink()
     assert frame_files.read_frames(entry) is None

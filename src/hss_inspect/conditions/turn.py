@@ -28,7 +28,7 @@ from hss_inspect.data.rows import question_sha256
 from hss_inspect.media import service
 from hss_inspect.media.errors import MediaError, MediaTimeout
 from hss_inspect.media.plan import plan_frames
-from hss_inspect.media.uri import data_uri
+from hss_inspect.media.uri import data_uri, frame_uris
 from hss_inspect.media.video import SampledVideo, scaled_size
 from hss_inspect.providers.fit import (
     NO_BUDGET,
@@ -267,7 +267,7 @@ def limits_record(limits: AppliedLimits) -> dict[str, Any]:
 def payload_size(content: list[Content]) -> dict[str, int]:
     """What the request carries: images, and the bytes of media and text once encoded."""
     media_parts = [c for c in content if isinstance(c, ContentImage | ContentVideo)]
-    encoded = sum(len(_uri_of(c)) for c in media_parts)
+    encoded = sum(_encoded_length(c) for c in media_parts)
     text = sum(len(c.text.encode()) for c in content if isinstance(c, ContentText))
     return {
         "images": sum(isinstance(c, ContentImage) for c in content),
@@ -280,9 +280,11 @@ def payload_size(content: list[Content]) -> dict[str, int]:
     }
 
 
-def _uri_of(part: ContentImage | ContentVideo) -> str:
+def _encoded_length(part: ContentImage | ContentVideo) -> int:
+    """Characters of the part's media once encoded: a data URI's payload, else the URL
+    (counted without copying the payload out of the URI)."""
     uri = part.image if isinstance(part, ContentImage) else part.video
-    return uri.split(",", 1)[1] if uri.startswith("data:") else uri
+    return len(uri) - uri.index(",") - 1 if uri.startswith("data:") else len(uri)
 
 
 async def image_content(
@@ -332,13 +334,14 @@ async def frames_content(
     sampled = await service.sampled_frames(path, settings, time_limit)
     video = await service.fitted_frames(path, sampled, settings, byte_budget, max_each)
     content: list[Content] = [ContentText(text=frames_note(video))]
-    for timestamp, jpeg in zip(video.timestamps, video.jpegs, strict=True):
+    # a cache entry holds the frames as their data URIs: none is encoded here
+    for timestamp, uri in zip(video.timestamps, frame_uris(video.jpegs), strict=True):
         content.append(ContentText(text=prompt.frame_label(timestamp)))
-        content.append(ContentImage(image=data_uri(jpeg, "image/jpeg")))
+        content.append(ContentImage(image=uri))
     record = frames_record(video, settings)
     sent_size = jpeg_size(video.jpegs[0]) if video.jpegs else [video.width, video.height]
     record["byte_budget"] = byte_budget
-    record["bytes_before_budget"] = sum(len(j) for j in sampled.jpegs)
+    record["bytes_before_budget"] = sum(sampled.frame_sizes)
     record["frame_size_sent"] = sent_size
     record["shrunk_to_budget"] = sent_size != [video.width, video.height]
     return content, record
@@ -373,7 +376,7 @@ def frames_record(video: SampledVideo, settings: FrameSettings) -> dict[str, Any
         "rotation": video.rotation,
         # Declared duration, decodable span and slots lost when the clip's data ends early.
         "truncation": asdict(video.truncation) if video.truncation else None,
-        "bytes": sum(len(j) for j in video.jpegs),
+        "bytes": sum(video.frame_sizes),
         # what `hss-inspect rebuild-frames` checks a rebuild against, frame by frame
         "frame_sha256": list(video.frame_sha256),
         "frame_settings": settings.as_dict(),

@@ -18,7 +18,13 @@ from hss_inspect.media.cache_entries import entry_key, locked, locked_all, repla
 from hss_inspect.media.cache_folder import cache_root
 from hss_inspect.media.errors import NO_DEADLINE, Deadline, MediaError
 from hss_inspect.media.facts import cached_clip_geometry, remembered_sha256
-from hss_inspect.media.frame_files import manifest_of, read_frames, write_entry
+from hss_inspect.media.frame_files import (
+    ENTRY_FORMAT,
+    manifest_of,
+    read_frames,
+    read_jpeg_entry,
+    write_entry,
+)
 from hss_inspect.media.plan import FramePlan, frames_that_matter, unthinned
 from hss_inspect.media.video import SampledVideo, decode_plan, sample_video_sweep, thinned_video
 
@@ -29,12 +35,12 @@ DECODED = "hss media: clip"
 FRAME_ALGORITHM_VERSION = 3  # 3: clips whose data ends early keep only decodable slots
 
 
-def frames_key(video_sha256: str, settings: FrameSettings) -> str:
-    """The entry of a clip's frames: by its content and the settings that matter."""
+def frames_key(video_sha256: str, settings: FrameSettings, entry_format: int = ENTRY_FORMAT) -> str:
+    """The entry of a clip's frames: by its content, the settings that matter and the
+    entry's format (the first format's keys had none)."""
     settings = frames_that_matter(settings)
-    return entry_key(
-        {"video": video_sha256, "settings": settings.as_dict(), "v": FRAME_ALGORITHM_VERSION}
-    )
+    spec = {"video": video_sha256, "settings": settings.as_dict(), "v": FRAME_ALGORITHM_VERSION}
+    return entry_key(spec if entry_format == 1 else {**spec, "format": entry_format})
 
 
 def cached_sample_video(
@@ -84,11 +90,25 @@ def _prepared(
     """The entries of `sweep` in the cache, a thinned set taken from its unthinned entry."""
     ready = {}
     for settings in sweep:
-        entry = _frames_entry(root, digest, settings)
-        video = read_frames(entry) or _kept(entry) or _thinned_entry(root, digest, settings)
+        video = _entry_frames(root, digest, settings) or _thinned_entry(root, digest, settings)
         if video is not None:
             ready[settings] = video
     return ready
+
+
+def _entry_frames(root: Path, digest: str, settings: FrameSettings) -> SampledVideo | None:
+    entry = _frames_entry(root, digest, settings)
+    return read_frames(entry) or _kept(entry) or _converted(root, digest, settings)
+
+
+def _converted(root: Path, digest: str, settings: FrameSettings) -> SampledVideo | None:
+    """The frames of an entry in the first format (JPEG bytes), stored in this one: a
+    cache prepared by an earlier version is not decoded again. The old entry stays for
+    that version; `hss-inspect cache clear` removes both."""
+    video = read_jpeg_entry(root / "frames" / frames_key(digest, settings, entry_format=1))
+    if video is not None:
+        _store_frames(root, digest, settings, video)
+    return video
 
 
 def _thinned_entry(root: Path, digest: str, settings: FrameSettings) -> SampledVideo | None:
@@ -96,8 +116,7 @@ def _thinned_entry(root: Path, digest: str, settings: FrameSettings) -> SampledV
     as an entry of its own, so that later reads need not read every frame."""
     if settings.max_images is None:
         return None
-    whole = _frames_entry(root, digest, unthinned(settings))
-    full = read_frames(whole) or _kept(whole)
+    full = _entry_frames(root, digest, unthinned(settings))
     if full is None or full.thinned:
         return None
     video = thinned_video(full, settings.max_images)
@@ -143,7 +162,7 @@ def _keep_in_memory(entry: Path, video: SampledVideo) -> None:
 
 
 def _unstored_bytes() -> int:
-    return sum(len(j) for video in _unstored.values() for j in video.jpegs)
+    return sum(sum(video.frame_sizes) for video in _unstored.values())
 
 
 def _kept(entry: Path) -> SampledVideo | None:
@@ -159,6 +178,7 @@ def plan_key(video_sha256: str, settings: FrameSettings, plan: FramePlan) -> str
             "rate": plan.effective_fps,
             "slots": list(plan.slots),
             "v": FRAME_ALGORITHM_VERSION,
+            "format": ENTRY_FORMAT,
         }
     )
 

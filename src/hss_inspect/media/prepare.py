@@ -163,7 +163,7 @@ def _prepare(fetch: Fetch, job: PrepareJob) -> PrepareResult:
         sweep = [media.frames for media in job.media]
         videos = cached_sample_videos(path, sweep, digest, deadline=deadline)
         frames = sum(len(video.jpegs) for video in videos)
-        total = sum(len(j) for video in videos for j in video.jpegs)
+        total = sum(sum(video.frame_sizes) for video in videos)
     turns = job.then() if job.then is not None else 0
     return PrepareResult(job.task_id, job.media_path, job.media_type, frames, total, turns=turns)
 

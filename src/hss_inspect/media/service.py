@@ -117,8 +117,9 @@ async def fitted_frames(
 ) -> SampledVideo:
     """`video` (the frames of `path` at `settings`) within a byte budget and a cap on each
     frame: as it is when it fits, else each frame re-encoded smaller."""
-    fits_each = max_each is None or all(len(j) <= max_each for j in video.jpegs)
-    if sum(len(j) for j in video.jpegs) <= byte_budget and fits_each:
+    sizes = video.frame_sizes
+    fits_each = max_each is None or all(size <= max_each for size in sizes)
+    if sum(sizes) <= byte_budget and fits_each:
         return video
     digest = await media_sha256(path)
     shrunk = await _once(

@@ -54,6 +54,7 @@ from hss_inspect.media.probe import (
     unreadable,
     video_stream,
 )
+from hss_inspect.media.uri import UriFrames, frame_sizes
 
 # Display-matrix rotation (degrees counter-clockwise, as PyAV reports it) to the
 # transpose that the ffmpeg command line's autorotation applies.
@@ -82,6 +83,8 @@ class SampledVideo:
 
     `duration` is the one the model is told: the declared duration, or for a clip whose
     data ends early, the decodable span its frames come from (`truncation` says so).
+    `jpegs` is a tuple when decoded, and the frames' data URIs (`UriFrames`) when read
+    from the cache.
     """
 
     duration: float
@@ -89,7 +92,7 @@ class SampledVideo:
     planned_frames: int
     timestamps: tuple[float, ...]
     source_times: tuple[float, ...]
-    jpegs: tuple[bytes, ...]
+    jpegs: Sequence[bytes]
     width: int
     height: int
     rotation: int
@@ -98,6 +101,11 @@ class SampledVideo:
     @property
     def thinned(self) -> bool:
         return len(self.timestamps) < self.planned_frames
+
+    @property
+    def frame_sizes(self) -> tuple[int, ...]:
+        """Each frame's bytes (frames held as data URIs are not decoded for them)."""
+        return frame_sizes(self.jpegs)
 
     @cached_property
     def frame_sha256(self) -> tuple[str, ...]:
@@ -126,11 +134,12 @@ def thinned_video(full: SampledVideo, cap: int) -> SampledVideo:
     if full.thinned:
         raise ValueError("thinned_video needs the unthinned frames of a clip")
     keep = thin_uniformly(full.planned_frames, cap)
+    jpegs = full.jpegs
     thinned = replace(
         full,
         timestamps=tuple(full.timestamps[i] for i in keep),
         source_times=tuple(full.source_times[i] for i in keep),
-        jpegs=tuple(full.jpegs[i] for i in keep),
+        jpegs=jpegs.subset(keep) if isinstance(jpegs, UriFrames) else tuple(jpegs[i] for i in keep),
     )
     known = _known_digests(full)
     return thinned if known is None else with_digests(thinned, [known[i] for i in keep])

@@ -108,7 +108,7 @@ class FrameStore:
 
 def shown_frames(video: SampledVideo) -> ShownFrames:
     return ShownFrames(
-        frames_note(video), video.jpegs, tuple(frame_label(t) for t in video.timestamps)
+        frames_note(video), tuple(video.jpegs), tuple(frame_label(t) for t in video.timestamps)
     )
 
 
