@@ -89,6 +89,26 @@ def test_pass_at_1_groups_and_interval(known_log: str) -> None:
     assert row["max_frames"] == 500 and row["judge"] == "anthropic/claude-opus-5"
 
 
+def test_a_subdomain_outside_the_taxonomy_is_reported_under_its_own_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the loader promises a release's own subdomain is reported under its own name
+    items = [
+        Item("k1", "extrapolation", "image", (P, P, Try(False))),
+        Item("n1", "Telepathy", "video", (P, Try(False), Try(False))),
+        Item("n2", "Telepathy", "image", (P, P, P)),
+    ]
+    log = write_log(tmp_path / "own.eval", items, model="openai/gpt-a")
+    row = _row(log)
+    assert list(row["subdomains"]) == ["extrapolation", "Telepathy"]
+    assert row["subdomains"]["Telepathy"] == pytest.approx((1 / 3 + 1) / 2)
+    assert main(["report", log]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[lines.index("## By subdomain (pass@1, %)") :]
+    assert "| Telepathy | 66.7 |" in table
+    assert table.index("| extrapolation | 66.7 |") < table.index("| Telepathy | 66.7 |")
+
+
 def test_pass_at_k_with_unequal_attempts(known_log: str) -> None:
     row = _row(known_log)
     assert list(row["pass_at_k"]) == ["1", "2"]  # the fewest graded attempts of a task is 2

@@ -26,6 +26,7 @@ TAXONOMY = {
     "hidden_invisible": ("Physical & Spatial Logic", "Hidden & Invisible"),
     "theory_of_mind": ("Social Understanding", "Theory of Mind"),
     "patterns_pareidolia": ("Abstract & Contextual Inference", "Patterns & Pareidolia"),
+    "Telepathy": ("Abstract & Contextual Inference", "Telepathy"),  # outside the paper's eleven
 }
 
 

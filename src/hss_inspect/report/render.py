@@ -193,9 +193,10 @@ def frames_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def subdomain_cells(rows: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["subdomain", *(_label(r) for r in rows)]
+    others = sorted({s for r in rows for s in r["subdomains"]} - set(SUBDOMAIN_LABELS))
     body = [
         [label, *(percent(r["subdomains"].get(label)) for r in rows)]
-        for label in SUBDOMAIN_LABELS
+        for label in (*SUBDOMAIN_LABELS, *others)
         if any(label in r["subdomains"] for r in rows)
     ]
     return header, body

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
+from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES, subdomain_label
 from hss_inspect.grading.metrics import TaskOutcome, summarize
 from hss_inspect.report.records import AttemptRecord
 from hss_inspect.report.stats import mean_or_none, mean_pass_at_k
@@ -118,7 +118,7 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "rubric": _finite(summary["rubric"]),
         "pass_at_k": {str(k): mean_pass_at_k(counts, k) for k in range(1, k_max + 1)},
         **{group: summary.get(group) for group in GROUP_COLUMNS},
-        "subdomains": {s: summary[s] for s in SUBDOMAIN_LABELS if s in summary},
+        "subdomains": subdomain_values(summary, run.records),
         "think_tokens": _mean_tokens(r.reasoning_tokens for r in run.records),
         "answer_tokens": _mean_tokens(r.answer_tokens for r in run.records),
         "no_answer": sum(r.no_answer for r in run.records),
@@ -128,6 +128,15 @@ def leaderboard_row(run: Run) -> dict[str, Any]:
         "ungraded_tasks": int(summary["ungraded_tasks"]),
         "frames_received": frames_received(run.records),
     }
+
+
+def subdomain_values(
+    summary: dict[str, float], records: Sequence[AttemptRecord]
+) -> dict[str, float]:
+    """pass@1 per subdomain: the paper's eleven in its order, then any other a release
+    names (the loader warns of each), under its own name, as the task's metrics have it."""
+    others = sorted({subdomain_label(r.subdomain) for r in records} - set(SUBDOMAIN_LABELS))
+    return {s: summary[s] for s in (*SUBDOMAIN_LABELS, *others) if s in summary}
 
 
 def frames_received(records: Sequence[AttemptRecord]) -> dict[str, Any] | None:
