@@ -472,6 +472,21 @@ NAME_MISTAKES = [
         env=(("ANTHROPIC_API_KEY", "k"),),
     ),
     Mistake(
+        "misspelt judge of the judge audit",
+        (
+            *EVAL,
+            "hss_inspect/hss_judge_audit",
+            "-T",
+            "dataset=demo",
+            "--model",
+            CANDIDATE,
+            "--model-role",
+            f"grader={OPUS_SLIP}",
+        ),
+        ("(--model-role grader)", "did you mean anthropic/claude-opus-5?"),
+        env=(("ANTHROPIC_API_KEY", "k"),),
+    ),
+    Mistake(
         "misspelt model of a build's blind control",
         (
             HSS_INSPECT,

@@ -356,6 +356,8 @@ def hss_judge_audit(
     """
     opt.check_names(kwargs, "hss_judge_audit")
     o = opt.checked({k: v for k, v in locals().items() if k != "kwargs"})
+    if roles_known(active_model()):  # else each sample checks the roles when it starts
+        check_role_models()
     check_media_cache()  # the perturber's variants are kept there
     release = open_release(o["dataset"], o["revision"])
     return build_audit_task(
