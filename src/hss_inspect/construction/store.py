@@ -68,6 +68,9 @@ CREATE TABLE checks (
 );
 """
 BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "checks")
+# Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
+# build and, empty, in a build an earlier version wrote, the first time it is opened.
+ADDED_SCHEMA = ""
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -90,7 +93,7 @@ def create_build(
     reviewers: Sequence[str],
 ) -> dict[Person, str]:
     """Write a new build; each person's token for each of their roles."""
-    store.create(path, SCHEMA, "build")
+    store.create(path, SCHEMA + ADDED_SCHEMA, "build")
     tokens = {Person(n, "author"): new_token() for n in authors}
     tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
     with connect(path) as db:
@@ -117,7 +120,7 @@ def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
 def check_build(path: Path) -> None:
     """A build's SQLite file with the build's tables, else an InputError saying what the
     file is and what to do."""
-    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new")
+    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
 
 
 def settings_of(path: Path) -> dict[str, Any]:

@@ -21,11 +21,14 @@ def is_sqlite(path: Path) -> bool:
         return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
 
 
-def check_store(path: Path, what: str, tables: Sequence[str], made_by: str) -> None:
+def check_store(
+    path: Path, what: str, tables: Sequence[str], made_by: str, added: str = ""
+) -> None:
     """`path` is a store of this kind (an SQLite file holding `tables`), else one InputError
     naming the file, what it is and what to do; `made_by` is the command that makes one
-    (`hss-inspect human new`). A file found good is not read again (a server opens its
-    store at every request)."""
+    (`hss-inspect human new`). `added` makes the tables a later version added (each
+    `CREATE TABLE IF NOT EXISTS`) in a file an earlier version wrote. A file found good is
+    not read again (a server opens its store at every request)."""
     if not path.exists():
         raise InputError(f"{path}: no such file; make a {what} with `{made_by} {path}`")
     if not path.is_file() or not is_sqlite(path):
@@ -39,7 +42,22 @@ def check_store(path: Path, what: str, tables: Sequence[str], made_by: str) -> N
             f"{path}: a SQLite file, but not a {what} (no {', '.join(missing)} table): give "
             f"the file `{made_by}` made"
         )
+    if added:
+        add_tables(path, added)
     _checked.add(identity)
+
+
+def add_tables(path: Path, added: str) -> None:
+    """The tables a later version added, made empty where missing, so a store written by an
+    earlier version opens with everything it held (new data goes in new tables, never in
+    new columns of old ones)."""
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        db.executescript(added)
+    except sqlite3.DatabaseError as exc:
+        raise damaged(path, exc) from None
+    finally:
+        db.close()
 
 
 _checked: set[tuple[Path, int]] = set()

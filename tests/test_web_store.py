@@ -1,0 +1,53 @@
+"""A store written by an earlier version opens with everything it held and gains the tables
+a later version added, empty; a file that is not the store's kind is still refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hss_inspect.core.errors import InputError
+from hss_inspect.web import store
+
+OLD = "CREATE TABLE kept (name TEXT PRIMARY KEY);"
+ADDED = "CREATE TABLE IF NOT EXISTS later (name TEXT NOT NULL, note TEXT NOT NULL);"
+
+
+def tables(path: Path) -> set[str]:
+    return store.table_names(path)
+
+
+def test_an_earlier_store_gains_the_added_tables_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    store.create(path, OLD, "thing")
+    with store.transaction(path) as db:
+        db.execute("INSERT INTO kept VALUES ('first')")
+    assert tables(path) == {"kept", "sqlite_autoindex_kept_1"}
+
+    with store.transaction(
+        path, lambda p: store.check_store(p, "thing", ("kept",), "make", ADDED)
+    ) as db:
+        db.execute("INSERT INTO later VALUES ('first', 'added later')")
+        kept = db.execute("SELECT name FROM kept").fetchall()
+    assert kept == [("first",)]
+    assert "later" in tables(path)
+    assert store.rows(path, "SELECT * FROM later") == [("first", "added later")]
+
+
+def test_a_new_store_made_with_the_added_tables_opens_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "new.sqlite"
+    store.create(path, OLD + ADDED, "thing")
+    store.check_store(path, "thing", ("kept",), "make", ADDED)
+    assert {"kept", "later"} <= tables(path)
+
+
+def test_a_file_without_the_first_tables_is_still_not_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE unrelated (x)")
+    db.close()
+    with pytest.raises(InputError, match=r"not a thing \(no kept table"):
+        store.check_store(path, "thing", ("kept",), "make", ADDED)
+    assert "later" not in tables(path)
