@@ -6,20 +6,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hss_inspect.commands.arguments import add_pairs_argument, named_pairs, people_names
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import FRAME_OPTIONS, add_flags, media_settings
-
-if TYPE_CHECKING:
-    from hss_inspect.construction.store import TaskView
 
 VIEWS = ("media", "frames")
 
@@ -219,15 +213,14 @@ def run_funnel(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from hss_inspect.construction import store
-    from hss_inspect.construction.check import check_runs
+    from hss_inspect.construction import check, store
     from hss_inspect.construction.export import link_file, write_release
 
     roles = named_pairs(args.roles, "--model-role", "grader=MODEL")
     if "grader" not in roles:
         raise InputError("--model-role grader=<provider/model> is required: the judge that "
                          "grades the references (and the blind answers)")  # fmt: skip
-    check_check_models(roles["grader"], args.models)
+    check.check_model_names(roles["grader"], args.models)
     views = store.awaiting_review(args.build)
     done = {(t, r) for t, r, kind, _ in store.checked(args.build) if kind == "reference"}
     chosen = [v for v in views if args.all or (v.task_id, v.revision) not in done]
@@ -239,72 +232,22 @@ def run_check(args: argparse.Namespace) -> int:
     stamp = datetime.now(tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     folder = args.build.with_name(f"{args.build.stem}.checks") / stamp
     log_dir = args.log_dir or folder / "logs"
-    runs = check_runs(folder / "release", roles["grader"], args.models, args.epochs, log_dir)
+    runs = check.check_runs(folder / "release", roles["grader"], args.models, args.epochs, log_dir)
     print(f"checking {len(chosen)} task(s) in review; the evals:")
     for planned in runs:
         print(f"  {planned.command}")
     if args.dry_run:
         return 0
-    tasks = [(view, view.item) for view in chosen]
-    write_release(tasks, Path(settings["pool"]), folder / "release", link_file)
-    before = set(logs_in(log_dir))
-    for planned in runs:
-        inspect = Path(sys.executable).with_name("inspect")
-        argv = [str(inspect) if inspect.exists() else "inspect", *planned.argv[1:]]
-        subprocess.run([*argv, "--display", "none"], check=False)
-    new_logs = [path for path in logs_in(log_dir) if path not in before]
-    return store_check_flags(args.build, chosen, new_logs, log_dir)
-
-
-def check_check_models(grader: str, models: Sequence[str]) -> None:
-    """A slip in a model's name is one line before anything runs (a YAML spec of the judge
-    is checked by the task itself)."""
-    from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
-
-    if not grader.lstrip().startswith("{"):
-        check_model_name(grader, "--model-role grader", NEWER_INSPECT)
-    for model in models:
-        check_model_name(model, "--model", NEWER_INSPECT)
-
-
-def logs_in(folder: Path) -> list[str]:
-    from hss_inspect.report.logs import LOG_SUFFIXES
-
-    if not folder.is_dir():
-        return []
-    return sorted(str(p) for p in folder.rglob("*") if p.suffix in LOG_SUFFIXES)
-
-
-def store_check_flags(
-    build: Path, chosen: Sequence[TaskView], logs: Sequence[str], log_dir: Path
-) -> int:
-    """Read the checks' logs and store what they found on each task's revision."""
-    from hss_inspect.construction import store
-    from hss_inspect.construction.check import blind_flags, reference_flags
-    from hss_inspect.report.records import read_log
-
-    if not logs:
-        raise InputError(f"the checks wrote no log to {log_dir}: see the lines above")
-    views = {view.task_id: view for view in chosen}
-    failed = 0
-    flagged = {"reference": 0, "blind": 0}
-    for path in logs:
-        info, records = read_log(path)
-        if info.status != "success":
-            failed += 1
-            print(f"the eval in {path} ended with status {info.status}: see `inspect view`")
-        found = (
-            reference_flags(records, views) if info.condition == "oracle" else blind_flags(records)
-        )
-        rows = [
-            (task_id, views[task_id].revision, flag) for task_id, flag in found if task_id in views
-        ]
-        store.store_flags(build, rows, path)
-        for _, _, flag in rows:
-            flagged[flag.kind] += flag.flagged
+    write_release(
+        [(v, v.item) for v in chosen], Path(settings["pool"]), folder / "release", link_file
+    )
+    outcome = check.store_check_flags(args.build, chosen, check.run_evals(runs, log_dir), log_dir)
+    for path, status in outcome.failed:
+        print(f"the eval in {path} ended with status {status}: see `inspect view`")
+    flagged = outcome.flagged
     print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
           f"their rubric, {flagged['blind']} blind pass(es); logs in {log_dir}")  # fmt: skip
-    return 1 if failed else 0
+    return 1 if outcome.failed else 0
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -14,12 +14,16 @@ for its reviewers: a finding to weigh, never a verdict made for them.
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from hss_inspect.construction import store
 from hss_inspect.construction.store import Flag, TaskView
+from hss_inspect.core.errors import InputError
 from hss_inspect.report.records import AttemptRecord
 
 REFERENCE, BLIND = "reference", "blind"
@@ -107,3 +111,67 @@ def blind_flags(records: Sequence[AttemptRecord]) -> list[tuple[str, Flag]]:
             detail += "."
         found.append((task_id, Flag(BLIND, model, passed > 0, detail)))
     return found
+
+
+def check_model_names(grader: str, models: Sequence[str]) -> None:
+    """A slip in a model's name is one line before anything runs (a YAML spec of the judge
+    is checked by the task itself)."""
+    from hss_inspect.providers.model_names import NEWER_INSPECT, check_model_name
+
+    if not grader.lstrip().startswith("{"):
+        check_model_name(grader, "--model-role grader", NEWER_INSPECT)
+    for model in models:
+        check_model_name(model, "--model", NEWER_INSPECT)
+
+
+def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> list[str]:
+    """Run each eval of the checks with the `inspect` beside this Python; the logs they wrote."""
+    before = set(logs_in(log_dir))
+    inspect = Path(sys.executable).with_name("inspect")
+    for planned in runs:
+        argv = [str(inspect) if inspect.exists() else "inspect", *planned.argv[1:]]
+        subprocess.run([*argv, "--display", "none"], check=False)
+    return [path for path in logs_in(log_dir) if path not in before]
+
+
+def logs_in(folder: Path) -> list[str]:
+    from hss_inspect.report.logs import LOG_SUFFIXES
+
+    if not folder.is_dir():
+        return []
+    return sorted(str(p) for p in folder.rglob("*") if p.suffix in LOG_SUFFIXES)
+
+
+@dataclass
+class CheckOutcome:
+    """What the checks' logs gave: the flags raised by kind, and each log whose eval did not
+    end in success, with its status."""
+
+    flagged: dict[str, int] = field(default_factory=lambda: {REFERENCE: 0, BLIND: 0})
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def store_check_flags(
+    build: Path, chosen: Sequence[TaskView], logs: Sequence[str], log_dir: Path
+) -> CheckOutcome:
+    """Read the checks' logs and store what they found on each task's revision."""
+    from hss_inspect.report.records import read_log
+
+    if not logs:
+        raise InputError(f"the checks wrote no log to {log_dir}: see the lines above")
+    views = {view.task_id: view for view in chosen}
+    outcome = CheckOutcome()
+    for path in logs:
+        info, records = read_log(path)
+        if info.status != "success":
+            outcome.failed.append((path, info.status))
+        found = (
+            reference_flags(records, views) if info.condition == "oracle" else blind_flags(records)
+        )
+        rows = [
+            (task_id, views[task_id].revision, flag) for task_id, flag in found if task_id in views
+        ]
+        store.store_flags(build, rows, path)
+        for _, _, flag in rows:
+            outcome.flagged[flag.kind] += flag.flagged
+    return outcome
