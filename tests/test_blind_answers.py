@@ -258,6 +258,8 @@ def test_blind_answers_in_chromium_graded_by_the_judge_on_the_card_and_in_the_re
         with stale.expect_navigation():
             stale.click("text=Store my answer (final)")
         refused = stale.inner_text("body")
+        if SHOTS:
+            stale.screenshot(path=str(SHOTS / "round-1-changed-refused.png"), full_page=True)
         assert "cannot be changed" in refused and "from the right" not in refused
         assert blind.answer_of(b.path, key, slot.reviewer) == (ROUND_ONE_WORDS, "sure")
         # rounds 2 and 3 in Chromium: neither sees round 1's answer
