@@ -16,7 +16,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -71,6 +70,10 @@ BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "ch
 # Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
 # build and, empty, in a build an earlier version wrote, the first time it is opened.
 ADDED_SCHEMA = ""
+BUILD = store.StoreKind("build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
+# A connection in one transaction; the file checked to be a build first (an InputError
+# saying what it is and what to do); the build's settings.
+connect, check_build, settings_of = BUILD.connect, BUILD.check, BUILD.settings
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -93,14 +96,10 @@ def create_build(
     reviewers: Sequence[str],
 ) -> dict[Person, str]:
     """Write a new build; each person's token for each of their roles."""
-    store.create(path, SCHEMA + ADDED_SCHEMA, "build")
+    BUILD.create(path, {**settings, "next_task": 1})
     tokens = {Person(n, "author"): new_token() for n in authors}
     tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
     with connect(path) as db:
-        values = {**settings, "next_task": 1}
-        db.executemany(
-            "INSERT INTO build VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()]
-        )
         db.executemany(
             "INSERT INTO items VALUES (?, ?, ?, ?)",
             [(i.item_id, i.path, i.media_type, i.bytes) for i in items],
@@ -110,22 +109,6 @@ def create_build(
             [(p.name, p.role, token) for p, token in tokens.items()],
         )
     return tokens
-
-
-def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
-    """A connection to the build in one transaction, committed on leaving."""
-    return store.transaction(path, check_build)
-
-
-def check_build(path: Path) -> None:
-    """A build's SQLite file with the build's tables, else an InputError saying what the
-    file is and what to do."""
-    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
-
-
-def settings_of(path: Path) -> dict[str, Any]:
-    with connect(path) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM build")}
 
 
 def tokens_of(path: Path) -> dict[Person, str]:
