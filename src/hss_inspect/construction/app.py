@@ -37,7 +37,7 @@ ROUTES = (
     ("GET", "", "home"), ("GET", "/item/{item_id}", "item_page"),
     ("GET", "/task/{task_id}", "task_page"), ("POST", "/task", "save"),
     ("POST", "/verdict", "verdict"), ("GET", "/media/{item_id}", "media"),
-    ("GET", "/frames/{index:int}/{item_id}", "frame"),
+    ("GET", "/frames/{index:int}/{item_id}", "frame"), ("GET", "/verdicts", "verdicts"),
 )  # fmt: skip
 # The largest form a page sends: the texts' own limits, with room for their escaping.
 FORM_MAX_BYTES = 256_000
@@ -126,9 +126,13 @@ class BuildServer:
         base = self.base(request)
         if task.state in ("draft", "returned"):
             opened = time.time()
-            return web.html(pages.authoring_page(base, person.name, item, task, frames, opened))
+            notice = "Draft saved." if "saved" in request.query_params else ""
+            body = pages.authoring_page(
+                base, person.name, item, task, frames, opened, notice=notice
+            )
+            return web.html(body)
         heading = f"{task.task_id}: {pages.state_text(task)}"
-        text = pages.task_text(task)
+        text = pages.drop_note(task) + pages.task_text(task)
         return web.html(pages.read_only_page(base, person.name, item, heading, frames, text))
 
     async def save(self, request: Any) -> Any:
@@ -143,10 +147,12 @@ class BuildServer:
             raise web.not_found()
         action = str(form.get("action", "save"))
         base = self.base(request)
+        kept = {k: str(form.get(k, "")) for k in ("subdomain", "prompt", "reference", "criteria")}
         if action == "release" and task is not None:
+            if form.get("confirm") != "yes":  # asked first, on a page of its own
+                return web.html(pages.give_up_page(base, person.name, task, kept))
             await web.blocking(store.release_item, self.build, person.name, task.task_id)
             return web.redirect(base)
-        kept = {k: str(form.get(k, "")) for k in ("subdomain", "prompt", "reference", "criteria")}
         previous = task.draft.criteria if task else ()
         draft = Draft(
             kept["subdomain"], kept["prompt"], kept["reference"],
@@ -171,7 +177,7 @@ class BuildServer:
         if action == "submit":
             await web.blocking(store.submit_task, self.build, person.name, saved)
             return web.redirect(base)
-        return web.redirect(f"{base}/task/{saved}")
+        return web.redirect(f"{base}/task/{saved}?saved")
 
     async def review(
         self,
@@ -180,21 +186,38 @@ class BuildServer:
         problem: str = "",
         kept: dict[str, str] | None = None,
     ) -> Any:
+        confirmed = await self.confirmed(request, person)
         slot, task, decided, dealt = await web.blocking(store.next_review, self.build, person.name)
+        base = self.base(request)
         if slot is None or task is None:
-            return web.html(pages.no_review_page(person.name, decided, dealt))
+            return web.html(pages.no_review_page(base, person.name, decided, dealt, confirmed))
         flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
         frames = await self.shown_frames(self.items[task.item.item_id])
         body = pages.review_page(
-            self.base(request), person.name, slot, task, flags, frames, decided, dealt,
-            problem, kept,
+            base, person.name, slot, task, flags, frames, decided, dealt, problem, kept,
+            confirmed,
         )  # fmt: skip
         return web.html(body, 422 if problem else 200)
+
+    async def confirmed(self, request: Any, person: store.Person) -> str:
+        """The verdict the reviewer just gave (`?decided=TASK/REVISION/ROUND`), as stored."""
+        asked = request.query_params.get("decided", "")
+        if not asked:
+            return ""
+        given = await web.blocking(store.verdicts_given, self.build, person.name)
+        slot = next((s for s, _ in given if f"{s.task_id}/{s.revision}/{s.round}" == asked), None)
+        return pages.confirmation(slot) if slot else ""
+
+    async def verdicts(self, request: Any) -> Any:
+        person = self.person(request, "reviewer")
+        given = await web.blocking(store.verdicts_given, self.build, person.name)
+        return web.html(pages.verdicts_page(self.base(request), person.name, given))
 
     async def verdict(self, request: Any) -> Any:
         person = self.person(request, "reviewer")
         form = await request.form(max_part_size=FORM_MAX_BYTES)
         kept = {k: str(form.get(k, "")) for k in ("verdict", "reason", "other", "feedback")}
+        kept["about"] = " ".join(str(c) for c in form.getlist("about"))
         try:
             slot = (str(form["task_id"]), int(form["revision"]), int(form["round"]))
         except (KeyError, ValueError):
@@ -206,11 +229,12 @@ class BuildServer:
         if reason == OTHER_REASON:
             reason = f"{OTHER_REASON}: {kept['other'].strip()}"
         feedback = kept["feedback"].strip() or None
+        about = await web.blocking(marked_criteria, self.build, slot[0], kept["about"])
         await web.blocking(
             store.decide, self.build, person.name, slot, kept["verdict"], reason, feedback,
-            self.rounds,
+            self.rounds, None, about,
         )  # fmt: skip
-        return web.redirect(self.base(request))
+        return web.redirect(f"{self.base(request)}?decided={'/'.join(map(str, slot))}")
 
     # ---- media ------------------------------------------------------------------------
 
@@ -248,6 +272,13 @@ def float_or_now(text: str) -> float:
         return time.time()
 
 
+def marked_criteria(build: Path, task_id: str, ticked: str) -> tuple[str, ...]:
+    """The criteria ticked, in the rubric's order; an id not in the rubric is no mark."""
+    task = store.view_of(build, task_id)
+    ids = set(ticked.split())
+    return tuple(c.id for c in task.draft.criteria if c.id in ids) if task else ()
+
+
 def verdict_problem(kept: dict[str, str]) -> str:
     """Why the verdict cannot be stored as sent ('' when it can); the form is kept."""
     verdict = kept["verdict"]
@@ -259,6 +290,10 @@ def verdict_problem(kept: dict[str, str]) -> str:
         )
     if verdict == "edit" and not kept["feedback"].strip():
         return "An Edit goes back to the author: say what to change. Nothing was stored."
+    if verdict != "edit" and kept.get("about"):
+        return (
+            "Criteria are marked for an Edit only: untick them, or choose Edit. Nothing was stored."
+        )
     if verdict == "drop":
         if rules().reason(kept["reason"]) is None:
             return "A Drop needs its reason: choose one. Nothing was stored."
