@@ -69,6 +69,19 @@ CREATE TABLE checks (
 BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "checks")
 # Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
 # build and, empty, in a build an earlier version wrote, the first time it is opened.
+# Near-duplicates found when the build was made (`duplicates`): each pool item that nearly
+# repeats another of the pool or a task of the reference release, and that release's texts.
+DUPLICATES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS duplicates (
+    item_id TEXT NOT NULL, against TEXT NOT NULL, other TEXT NOT NULL,
+    other_path TEXT NOT NULL, distance REAL NOT NULL, how TEXT NOT NULL,
+    PRIMARY KEY (item_id, against, other)
+);
+CREATE TABLE IF NOT EXISTS reference_texts (
+    task_id TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (task_id, field)
+);
+"""
 # edit_marks: the criteria an Edit is about, as its reviewer marked them (none: the whole task).
 EDIT_MARKS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS edit_marks (
@@ -77,7 +90,7 @@ CREATE TABLE IF NOT EXISTS edit_marks (
     FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
 );
 """
-ADDED_SCHEMA = EDIT_MARKS_SCHEMA
+ADDED_SCHEMA = DUPLICATES_SCHEMA + EDIT_MARKS_SCHEMA
 BUILD = store.StoreKind("build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
 # A connection in one transaction; the file checked to be a build first (an InputError
 # saying what it is and what to do); the build's settings.
