@@ -5,6 +5,7 @@ first, the text limits, the rubric numbered once, items by id to reviewers."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from hss_inspect.construction.authoring import Draft, rubric
 from hss_inspect.construction.create import new_build
 from hss_inspect.core.settings import MediaSettings
 from tests.support.fixture_repo import write_image
+from tests.support.human_study import served, write_video_with_sound
+from tests.test_human import BROWSER_ARGS, CHROMIUM
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
@@ -29,6 +32,10 @@ def built(tmp_path: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     pool = tmp_path / "pool"
     write_image(pool / "rooms" / "kitchen.png", (96, 64), "PNG")
     write_image(pool / "street.png", (80, 64), "PNG")
+    return made(tmp_path, pool)
+
+
+def made(tmp_path: Path, pool: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     path = tmp_path / "build.sqlite"
     tokens, _ = new_build(
         path, pool, ["ann"], ["r1", "r2", "r3"], 1, "media", MediaSettings(), "task"
@@ -36,13 +43,13 @@ def built(tmp_path: Path) -> tuple[Path, dict[tuple[str, str], str]]:
     return path, {(p.role, p.name): token for p, token in tokens.items()}
 
 
-def submitted(path: Path) -> tuple[str, str]:
-    """ann's task on the kitchen, submitted; its id and the reviewer dealt round 1."""
+def submitted(path: Path, file: str = "rooms/kitchen.png") -> tuple[str, str]:
+    """ann's task on `file`, submitted; its id and the reviewer dealt round 1."""
     items = {i.path: i.item_id for i, _, _ in store.pool_items(path)}
     draft = Draft("Retrodiction", "What happened?", "The cup fell.", rubric(CRITERIA))
-    task_id = store.save_draft(path, "ann", items["rooms/kitchen.png"], None, draft, time.time())
+    task_id = store.save_draft(path, "ann", items[file], None, draft, time.time())
     assert store.submit_task(path, "ann", task_id)
-    (history,) = store.histories(path)
+    (history,) = [h for h in store.histories(path) if h.view.task_id == task_id]
     return task_id, history.reviews[-1].reviewer
 
 
@@ -141,7 +148,8 @@ def test_limits_show_up_front_the_rubric_is_numbered_once_and_items_by_id(built)
     ann, rev = tokens[("author", "ann")], tokens[("reviewer", reviewer)]
     (task,) = store.tasks_of_author(path, "ann")
     with client(path) as web:
-        author = web.get(f"/b/{ann}/item/{[i for i, _, _ in store.pool_items(path)][1].item_id}")
+        street = next(i for i, _, _ in store.pool_items(path) if i.path == "street.png")
+        author = web.get(f"/b/{ann}/item/{street.item_id}")
         shown = text(author.text)
         assert "Question, as the model will be asked it (up to 4,000 characters)" in shown
         assert "Reference answer (up to 8,000 characters)" in shown
@@ -154,3 +162,110 @@ def test_limits_show_up_front_the_rubric_is_numbered_once_and_items_by_id(built)
     assert f"{task_id} on {task.item.item_id}: round 1 of 3" in text(review)
     assert "kitchen.png" not in review  # a reviewer sees the item's id, never its path
     assert "Feedback for the author (needed for Edit) (up to 4,000 characters)" in text(review)
+
+
+# ---- in Chromium -------------------------------------------------------------------------
+
+
+def mute_buttons_shown(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The `display` of every mute button in the players' own controls (their shadow DOM,
+    read through Chromium's DevTools protocol)."""
+    session = page.context.new_cdp_session(page)
+    session.send("DOM.enable")
+    session.send("CSS.enable")
+    nodes, found = [session.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]], []
+    while nodes:
+        node = nodes.pop()
+        nodes += node.get("children", []) + node.get("shadowRoots", [])
+        attributes = node.get("attributes", [])
+        if "-webkit-media-controls-mute-button" in attributes:
+            style = session.send("CSS.getComputedStyleForNode", {"nodeId": node["nodeId"]})
+            found += [p["value"] for p in style["computedStyle"] if p["name"] == "display"]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_in_chromium_a_reviewer_and_an_author_are_told_what_was_stored(tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    pool = tmp_path / "pool"
+    for n, name in enumerate(("a.png", "b.png", "c.png", "d.png", "rooms/kitchen.png")):
+        write_image(pool / name, (320 + 16 * n, 200), "PNG")
+    write_video_with_sound(pool / "clips" / "sound.mp4", seconds=2.0)
+    path, tokens = made(tmp_path, pool)
+    ann = tokens[("author", "ann")]
+    # four tasks over three reviewers: the fourth goes to one who has one already
+    dealt = [submitted(path, name) for name in ("a.png", "b.png", "c.png", "d.png")]
+    reviewer = dealt[-1][1]
+    first, second = [task for task, name in dealt if name == reviewer]
+    shots = (
+        Path(os.environ["HSS_TEST_SCREENSHOTS"]) if "HSS_TEST_SCREENSHOTS" in os.environ else None
+    )
+    clip = next(i for i, _, _ in store.pool_items(path) if i.media_type == "video").item_id
+    with (
+        served(path, dict(os.environ), command="build") as server,
+        playwright.sync_playwright() as driver,
+    ):
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        rev = f"{server.base}/b/{tokens[('reviewer', reviewer)]}"
+
+        # an Edit about c2, confirmed on the next page (the reviewer's second task)
+        page.goto(rev)
+        assert f"{first} on " in page.inner_text("h2")
+        page.check("input[name=verdict][value=edit]")
+        page.fill("textarea[name=feedback]", "Say which cup.")
+        assert page.inner_text("#count-feedback") == "14 of 4,000 characters"  # live
+        page.check("input[name=about][value=c2]")
+        with page.expect_navigation():
+            page.click("text=Record verdict (final)")
+        assert f"Your verdict on {first} (round 1): Edit — saved." in page.inner_text(".saved")
+        assert f"{second} on " in page.inner_text("h2")
+        if shots:
+            page.screenshot(path=str(shots / "review-after-verdict.png"), full_page=True)
+        page.check("input[name=verdict][value=drop]")
+        page.select_option("select[name=reason]", "pure_perception")
+        page.fill("textarea[name=feedback]", "A close look at the cup answers it.")
+        with page.expect_navigation():
+            page.click("text=Record verdict (final)")
+        assert "Drop — saved." in page.inner_text(".saved")
+        page.click("text=The verdicts you gave (2)")
+        rows = [r.split("\t") for r in page.inner_text("table").splitlines()[1:]]
+        assert [r[:5] for r in rows] == [
+            [first, "1", "1", "Edit", ""], [second, "1", "1", "Drop", rows[1][4]],
+        ]  # fmt: skip
+        assert rows[0][5] == "c2" and page.locator("form").count() == 0
+
+        # the author: the drop's reason, the Edit's marks
+        page.goto(f"{server.base}/b/{ann}")
+        assert "dropped in round 1: Pure perception" in page.inner_text("body")
+        page.goto(f"{server.base}/b/{ann}/task/{second}")
+        note = page.inner_text(".feedback")
+        assert "Pure perception" in note and "A close look at the cup answers it." in note
+        if shots:
+            page.screenshot(path=str(shots / "author-dropped.png"), full_page=True)
+        page.goto(f"{server.base}/b/{ann}/task/{first}")
+        assert f"c2 {CRITERIA[1]}" in page.inner_text(".feedback")
+
+        # a draft: counted as typed, saved, and given up only when confirmed
+        page.goto(f"{server.base}/b/{ann}/item/{clip}")
+        page.wait_for_function("document.querySelector('video').readyState >= 1")
+        assert mute_buttons_shown(page) and set(mute_buttons_shown(page)) == {"none"}
+        page.fill("textarea[name=prompt]", "Où va la balle ?")
+        assert page.inner_text("#count-prompt") == "16 of 4,000 characters"
+        page.fill("textarea[name=criteria]", "\n".join(f"line {n}" for n in range(21)))
+        assert "21 of 20 criteria" in page.inner_text("#count-criteria")
+        assert "over" in (page.get_attribute("#count-criteria", "class") or "")
+        page.fill("textarea[name=criteria]", "Says where it goes")
+        with page.expect_navigation():
+            page.click("text=Save draft")
+        assert page.inner_text(".saved") == "Draft saved."
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        page.click("text=Give up this item")
+        page.wait_for_timeout(300)
+        (draft,) = [t for t in store.tasks_of_author(path, "ann") if t.state == "draft"]
+        page.once("dialog", lambda dialog: dialog.accept())
+        with page.expect_navigation():
+            page.click("text=Give up this item")
+        assert store.view_of(path, draft.task_id) is None
+        browser.close()

@@ -36,7 +36,7 @@ label.mark{display:inline-block;margin:.2rem 1rem .2rem 0}
 # Counts what a limited field holds as it is typed (the server counts the same: code
 # points, a line break sent as two characters); the limits are also in the labels, for a
 # page without script.
-COUNT_SCRIPT = """<script>
+COUNT_SCRIPT = r"""<script>
 function hssCount(t){const o=document.getElementById('count-'+t.name);
 const n=s=>[...s.replace(/\r?\n/g,'\r\n')].length,f=x=>x.toLocaleString('en-US');
 if(t.dataset.lines){const l=t.value.split('\n').filter(x=>x.trim());
