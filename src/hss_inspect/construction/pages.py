@@ -349,17 +349,19 @@ def review_page(
     dealt: int,
     problem: str = "",
     kept: dict[str, str] | None = None,
+    own: str = "",
     confirmed: str = "",
 ) -> str:
-    """One round of one task: the task as authored (its item named by id), its checks, the
-    verdict form; `confirmed` says which verdict was just stored."""
+    """One round of one task: the task as authored (its item named by id; after `own`, the
+    reviewer's blind answer, in a build that asks for one), its checks, the verdict form;
+    `confirmed` says which verdict was just stored."""
     progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
         f"{confirmed}<h2>{escape(task.task_id)} on {escape(task.item.item_id)}: round "
         f"{slot.round} of {rules().rounds}</h2>"
-        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{task_text(task)}"
-        f"{flags_html(flags)}{error}{verdict_form(base, slot, task, kept or {})}"
+        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}"
+        f"{task_text(task)}{flags_html(flags)}{error}{verdict_form(base, slot, task, kept or {})}"
     )
     body = (
         header("reviewer", name, progress)

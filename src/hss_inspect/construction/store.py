@@ -82,6 +82,22 @@ CREATE TABLE IF NOT EXISTS reference_texts (
     PRIMARY KEY (task_id, field)
 );
 """
+# Reviewers' blind answers (`blind`), stored once before the reveal, and their grades.
+BLIND_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blind_answers (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    reviewer TEXT NOT NULL, answer TEXT NOT NULL, confidence TEXT NOT NULL, seconds REAL,
+    submitted_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
+);
+CREATE TABLE IF NOT EXISTS blind_grades (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    passed INTEGER, rubric REAL, judge TEXT NOT NULL, log TEXT NOT NULL, graded_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES blind_answers(task_id, revision, round)
+);
+"""
 # edit_marks: the criteria an Edit is about, as its reviewer marked them (none: the whole task).
 EDIT_MARKS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS edit_marks (
@@ -90,7 +106,7 @@ CREATE TABLE IF NOT EXISTS edit_marks (
     FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA + EDIT_MARKS_SCHEMA
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA
 BUILD = store.StoreKind("build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
 # A connection in one transaction; the file checked to be a build first (an InputError
 # saying what it is and what to do); the build's settings.
