@@ -242,12 +242,14 @@ def run_check(args: argparse.Namespace) -> int:
         [(v, v.item) for v in chosen], Path(settings["pool"]), folder / "release", link_file
     )
     outcome = check.store_check_flags(args.build, chosen, check.run_evals(runs, log_dir), log_dir)
+    for failure in outcome.stopped:
+        print(failure.line)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
     print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
           f"their rubric, {flagged['blind']} blind pass(es); logs in {log_dir}")  # fmt: skip
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.stopped else 0
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ for its reviewers: a finding to weigh, never a verdict made for them.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -124,14 +125,40 @@ def check_model_names(grader: str, models: Sequence[str]) -> None:
         check_model_name(model, "--model", NEWER_INSPECT)
 
 
-def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> list[str]:
-    """Run each eval of the checks with the `inspect` beside this Python; the logs they wrote."""
+@dataclass(frozen=True)
+class EvalFailure:
+    """An eval of the checks whose `inspect eval` failed, and why, as Inspect said it."""
+
+    run: CheckRun
+    said: str
+
+    @property
+    def line(self) -> str:
+        who = "the judge's reference check" if self.run.kind == REFERENCE else (
+            f"the blind check of {self.run.model}"
+        )  # fmt: skip
+        return f"{who} failed: {self.said or 'inspect eval printed no reason'}"
+
+
+def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[EvalFailure]]:
+    """Run each eval of the checks with the `inspect` beside this Python: the logs they
+    wrote, and the evals that failed with what Inspect printed on failing (its display
+    `log` prints a missing key or a refused option, where `none` drops them)."""
+    from hss_inspect.core.errors import inspect_said
+
     before = set(logs_in(log_dir))
     inspect = Path(sys.executable).with_name("inspect")
+    # wide lines: Inspect's messages are then not wrapped mid-sentence
+    env = {**os.environ, "COLUMNS": "1000"}
+    failures = []
     for planned in runs:
         argv = [str(inspect) if inspect.exists() else "inspect", *planned.argv[1:]]
-        subprocess.run([*argv, "--display", "none"], check=False)
-    return [path for path in logs_in(log_dir) if path not in before]
+        done = subprocess.run(
+            [*argv, "--display", "log"], env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            failures.append(EvalFailure(planned, inspect_said(done.stdout + done.stderr)))
+    return [path for path in logs_in(log_dir) if path not in before], failures
 
 
 def logs_in(folder: Path) -> list[str]:
@@ -144,23 +171,30 @@ def logs_in(folder: Path) -> list[str]:
 
 @dataclass
 class CheckOutcome:
-    """What the checks' logs gave: the flags raised by kind, and each log whose eval did not
-    end in success, with its status."""
+    """What the checks' logs gave: the flags raised by kind, each log whose eval did not
+    end in success, with its status, and each eval that failed, with why."""
 
     flagged: dict[str, int] = field(default_factory=lambda: {REFERENCE: 0, BLIND: 0})
     failed: list[tuple[str, str]] = field(default_factory=list)
+    stopped: list[EvalFailure] = field(default_factory=list)
 
 
 def store_check_flags(
-    build: Path, chosen: Sequence[TaskView], logs: Sequence[str], log_dir: Path
+    build: Path,
+    chosen: Sequence[TaskView],
+    ran: tuple[Sequence[str], Sequence[EvalFailure]],
+    log_dir: Path,
 ) -> CheckOutcome:
-    """Read the checks' logs and store what they found on each task's revision."""
+    """Read the logs the checks wrote (`ran`: with the evals that failed) and store what
+    they found on each task's revision."""
     from hss_inspect.report.records import read_log
 
+    logs, failures = ran
     if not logs:
-        raise InputError(f"the checks wrote no log to {log_dir}: see the lines above")
+        why = "; ".join(dict.fromkeys(failure.line for failure in failures))
+        raise InputError(f"the checks wrote no log to {log_dir}: {why or 'no eval failed'}")
     views = {view.task_id: view for view in chosen}
-    outcome = CheckOutcome()
+    outcome = CheckOutcome(stopped=list(failures))
     for path in logs:
         info, records = read_log(path)
         if info.status != "success":
