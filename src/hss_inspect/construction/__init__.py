@@ -14,5 +14,6 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `authoring`: what an author writes and the rules a draft meets to go to review.
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
+- `canary`: the build's canary GUID, written into every file of its release.
 - `rules`: the rounds, principles, verdicts and reasons to drop, from task_configs.
 """
