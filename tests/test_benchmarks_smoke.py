@@ -91,3 +91,14 @@ def test_bench_sparse_times_each_budget_in_wall_and_cpu_seconds(tmp_path: Path) 
     row = summary(runs)
     assert all(row["cpu_s"][b] > 0 and row["wall_s"][b] > 0 for b in BUDGETS)
     assert 0 < row["sparse10_cpu_vs_dense"] < 1.5
+
+
+def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Path) -> None:
+    from benchmarks.bench_duplicates import run
+
+    result = run(images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, root=tmp_path)
+    assert result["all_planted_found"] is True and result["unplanted_found"] == []
+    assert len(result["planted"]) == 4  # two crops, a cut, a copy within the pool
+    for key in ("clip_look_vs_full_decode", "warm_vs_cold_clip", "matching_s"):
+        assert float(result[key]) > 0, key
+    assert result["paper_scale_matching"]["release_items"] == 522

@@ -16,6 +16,7 @@ from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import check_enough_reviewers
 from hss_inspect.construction.pool import PoolItem, PoolScan, scan_pool
 from hss_inspect.construction.rules import rules
+from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.options import option_values
@@ -36,8 +37,11 @@ def new_build(
     view: str,
     media: MediaSettings,
     prefix: str,
+    blind_answers: bool = False,
 ) -> tuple[dict[store.Person, str], PoolScan]:
-    """Write the build; each person's token per role, and what the pool held."""
+    """Write the build; each person's token per role, and what the pool held. With
+    `blind_answers`, each review round opens with the media and the question alone and
+    stores the reviewer's own answer before the reveal (`blind`)."""
     if not pool.is_dir():
         raise InputError(f"--pool {pool}: no such folder; give the folder of images and clips")
     check_enough_reviewers(reviewers, authors, rules().rounds)
@@ -54,6 +58,7 @@ def new_build(
         "media": option_values(media),
         "prefix": prefix,
         "rounds": rules().rounds,
+        "blind_answers": blind_answers,
         "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
         CANARY: new_canary(),  # the release's mark for finding it in a training corpus
     }
@@ -89,7 +94,9 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
         rows = parse_rows(handle, str(tasks_file))
     items = [item for item, _, _ in store.pool_items(path)]
     item_ids = [pool_item_of(row, items, tasks_file).item_id for row in rows]
-    return store.import_rows(path, rows, item_ids, author, now)
+    created = store.import_rows(path, rows, item_ids, author, now)
+    flag_repeated_text(path, created)
+    return created
 
 
 def pool_item_of(row: TaskRow, items: Sequence[PoolItem], source: Path) -> PoolItem:

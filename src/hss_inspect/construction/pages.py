@@ -6,7 +6,7 @@ typed is escaped."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, rules
@@ -50,6 +50,7 @@ def author_home(
     name: str,
     tasks: Sequence[TaskView],
     pool: Sequence[tuple[PoolItem, str | None, str | None]],
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     returned = [t for t in tasks if t.state == "returned"]
     drafts = [t for t in tasks if t.state == "draft"]
@@ -61,7 +62,9 @@ def author_home(
     parts.append("<h2>Your drafts</h2>" + (task_list(base, drafts) if drafts else "<p>None.</p>"))
     if others:
         parts.append("<h2>Submitted</h2>" + task_list(base, others))
-    parts.append(f"<h2>The media pool</h2><p>{free} free.</p>" + pool_table(base, name, pool))
+    parts.append(
+        f"<h2>The media pool</h2><p>{free} free.</p>" + pool_table(base, name, pool, notes)
+    )
     return page(f"HSS build: {name}", "".join(parts), STYLE)
 
 
@@ -84,7 +87,10 @@ def state_text(task: TaskView) -> str:
 
 
 def pool_table(
-    base: str, name: str, pool: Sequence[tuple[PoolItem, str | None, str | None]]
+    base: str,
+    name: str,
+    pool: Sequence[tuple[PoolItem, str | None, str | None]],
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     rows = []
     for item, task_id, author in pool:
@@ -97,9 +103,20 @@ def pool_table(
         link = f'<a href="{base}/item/{escape(item.item_id)}">{escape(item.item_id)}</a>'
         rows.append(
             f"<tr><td>{link}</td><td>{escape(item.path)}</td><td>{escape(item.media_type)}</td>"
-            f"<td>{item.bytes / 1e6:.1f} MB</td><td class=state>{escape(status)}</td></tr>"
+            f"<td>{item.bytes / 1e6:.1f} MB</td><td class=state>{escape(status)}</td>"
+            f"{duplicate_cell(notes, item.item_id)}</tr>"
         )
     return f"<table>{''.join(rows)}</table>"
+
+
+def duplicate_cell(notes: Mapping[str, str] | None, item_id: str) -> str:
+    """The near-duplicates of a pool item (`construction.duplicates`), if it has any."""
+    note = (notes or {}).get(item_id, "")
+    return f"<td class=duplicate>{escape(note)}</td>" if note else ""
+
+
+def duplicate_note(note: str) -> str:
+    return f"<p class=flag>{escape(note)}</p>" if note else ""
 
 
 def subdomain_select(chosen: str) -> str:
@@ -127,8 +144,10 @@ def authoring_page(
     opened_at: float,
     problems: Sequence[str] = (),
     kept: dict[str, str] | None = None,
+    note: str = "",
 ) -> str:
-    """The form for one item: new, a draft, or a task returned with its feedback."""
+    """The form for one item: new, a draft, or a task returned with its feedback; `note`
+    says what the item nearly repeats."""
     draft = task.draft if task else None
     values = kept or {
         "subdomain": draft.subdomain if draft else "",
@@ -166,7 +185,8 @@ def authoring_page(
     )
     main = (
         f'<p><a href="{base}">back to your tasks and the pool</a></p><h2>{escape(title)}</h2>'
-        f"{media_html(base, item.item_id, item.media_type, frames)}{feedback}{errors}{form}"
+        f"{media_html(base, item.item_id, item.media_type, frames)}{duplicate_note(note)}"
+        f"{feedback}{errors}{form}"
     )
     body = header("author", name, item.item_id) + (
         f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
@@ -175,14 +195,20 @@ def authoring_page(
 
 
 def read_only_page(
-    base: str, name: str, item: PoolItem, heading: str, frames: ShownFrames | None, text: str = ""
+    base: str,
+    name: str,
+    item: PoolItem,
+    heading: str,
+    frames: ShownFrames | None,
+    text: str = "",
+    note: str = "",
 ) -> str:
     """An item as an author sees it without a form: taken by another author, or their own
     task once submitted (`text`: the task, with where it stands in `heading`)."""
     body = (
         f"{header('author', name, item.item_id)}"
         f'<p><a href="{base}">back to your tasks and the pool</a></p><h2>{escape(heading)}</h2>'
-        f"{media_html(base, item.item_id, item.media_type, frames)}{text}"
+        f"{media_html(base, item.item_id, item.media_type, frames)}{duplicate_note(note)}{text}"
     )
     return page(f"HSS build: {heading}", body, STYLE)
 
@@ -213,13 +239,15 @@ def review_page(
     dealt: int,
     problem: str = "",
     kept: dict[str, str] | None = None,
+    own: str = "",
 ) -> str:
-    """One round of one task: the task as authored, its checks, the verdict form."""
+    """One round of one task: the task as authored (after `own`, the reviewer's blind
+    answer, in a build that asks for one), its checks, the verdict form."""
     progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
         f"<h2>{escape(task.task_id)}: round {slot.round} of {rules().rounds}</h2>"
-        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{task_text(task)}"
+        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}{task_text(task)}"
         f"{flags_html(flags)}{error}{verdict_form(base, slot, kept or {})}"
     )
     body = header("reviewer", name, progress) + (

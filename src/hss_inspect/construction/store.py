@@ -72,7 +72,36 @@ CREATE TABLE checks (
 BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "checks")
 # Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
 # build and, empty, in a build an earlier version wrote, the first time it is opened.
-ADDED_SCHEMA = ""
+# Near-duplicates found when the build was made (`duplicates`): each pool item that nearly
+# repeats another of the pool or a task of the reference release, and that release's texts.
+DUPLICATES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS duplicates (
+    item_id TEXT NOT NULL, against TEXT NOT NULL, other TEXT NOT NULL,
+    other_path TEXT NOT NULL, distance REAL NOT NULL, how TEXT NOT NULL,
+    PRIMARY KEY (item_id, against, other)
+);
+CREATE TABLE IF NOT EXISTS reference_texts (
+    task_id TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (task_id, field)
+);
+"""
+# Reviewers' blind answers (`blind`), stored once before the reveal, and their grades.
+BLIND_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blind_answers (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    reviewer TEXT NOT NULL, answer TEXT NOT NULL, confidence TEXT NOT NULL, seconds REAL,
+    submitted_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
+);
+CREATE TABLE IF NOT EXISTS blind_grades (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    passed INTEGER, rubric REAL, judge TEXT NOT NULL, log TEXT NOT NULL, graded_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES blind_answers(task_id, revision, round)
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
