@@ -250,13 +250,15 @@ def run_check(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     outcome = check.run_plan(args.build, plan)
+    for failure in outcome.stopped:
+        print(failure.line)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
     print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
           f"their rubric, {flagged['blind']} blind pass(es); {outcome.graded} blind answer(s) "
           f"graded, {outcome.met} met the rubric; logs in {plan.log_dir}")  # fmt: skip
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.stopped else 0
 
 
 def run_export(args: argparse.Namespace) -> int:
