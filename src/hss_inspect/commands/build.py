@@ -267,6 +267,7 @@ def run_export(args: argparse.Namespace) -> int:
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
 
+    store.canary_of(args.build)  # a build made before canaries gains one, kept
     settings = store.settings_of(args.build)
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"
