@@ -251,7 +251,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 0
     outcome = check.run_plan(args.build, plan)
     for failure in outcome.stopped:
-        print(failure.line)
+        print(failure)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
