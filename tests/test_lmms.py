@@ -57,6 +57,42 @@ def test_importing_the_package_never_imports_torch_or_lmms_eval() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_options_come_from_the_preset_then_hss_task_args() -> None:
+    from hss_inspect.lmms.options import run_options
+
+    options = run_options({"media": "image"}, {"HSS_TASK_ARGS": '{"media": "video", "fps": 1}'})
+    assert options.values["media"] == "video" and options.media.frames.fps == 1.0
+    # the clip always goes as frames: lmms-eval's models would decode it with their own
+    assert options.media.native_video == "false"
+    assert run_options({"dataset": "demo"}, {}).values["dataset"] == "demo"
+
+
+@pytest.mark.parametrize(
+    ("task_args", "message"),
+    [
+        ('{"fsp": 1}', "fps"),
+        ('{"condition": "blind"}', "HSS_TASK_ARGS"),
+        ("fps=1", "not JSON"),
+        ('{"native_video": "true"}', "native_video=true cannot be honoured"),
+        ('{"fps": -1}', "fps"),
+    ],
+)
+def test_a_wrong_hss_task_args_says_what_to_change(task_args: str, message: str) -> None:
+    from hss_inspect.lmms.options import run_options
+
+    with pytest.raises(Exception, match=message) as raised:
+        run_options({}, {"HSS_TASK_ARGS": task_args})
+    assert "\n" not in str(raised.value)
+
+
+def test_a_run_without_a_judge_model_says_which_variable_to_set() -> None:
+    from hss_inspect.core.errors import SetupError
+    from hss_inspect.lmms.judge import judge_server_reply
+
+    with pytest.raises(SetupError, match="set MODEL_VERSION"):
+        judge_server_reply({})
+
+
 # ---- the two harnesses' requests, reduced to what a model receives ---------------------
 
 
