@@ -29,8 +29,7 @@ Message = dict[str, str]
 
 
 def model_reply(model: Model) -> Callable[[list[Message]], Awaitable[str]]:
-    """An Inspect model as the `reply` of `converse` (the judge, the labeller and the
-    perturber talk to theirs this way)."""
+    """An Inspect model as the `reply` of `converse`."""
 
     async def reply(messages: list[Message]) -> str:
         output = await model.generate([_chat_message(m) for m in messages])
@@ -48,10 +47,11 @@ async def converse(
     retries: int,
     exchange: Exchange,
 ) -> None:
-    """Converse with the chat model `reply` stands for (an Inspect model, or lmms-eval's
-    judge server) until `read` accepts a reply (it returns None; otherwise the problem,
-    which `re_ask` turns into the next request) or the re-asks run out; `exchange` records
-    it: the system message, the request, then each unreadable reply and its re-ask."""
+    """Converse with the chat model `reply` stands for (an Inspect model through
+    `model_reply`, or lmms-eval's judge server) until `read` accepts a reply (it returns None;
+    otherwise the problem, which `re_ask` turns into the next request) or the re-asks run
+    out; `exchange` records it: the system message, the request, then each unreadable reply
+    and its re-ask."""
     messages: list[Message] = [
         {"role": "system", "content": system},
         {"role": "user", "content": request},
