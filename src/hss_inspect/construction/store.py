@@ -71,6 +71,11 @@ BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "ch
 # Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
 # build and, empty, in a build an earlier version wrote, the first time it is opened.
 ADDED_SCHEMA = ""
+# The indexes of the lookups a page makes at every request (a reviewer's rounds), made in
+# a build of any version the first time it is opened.
+INDEXES = """
+CREATE INDEX IF NOT EXISTS reviews_by_reviewer ON reviews (reviewer, verdict);
+"""
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -93,7 +98,7 @@ def create_build(
     reviewers: Sequence[str],
 ) -> dict[Person, str]:
     """Write a new build; each person's token for each of their roles."""
-    store.create(path, SCHEMA + ADDED_SCHEMA, "build")
+    store.create(path, SCHEMA + ADDED_SCHEMA + INDEXES, "build")
     tokens = {Person(n, "author"): new_token() for n in authors}
     tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
     with connect(path) as db:
@@ -117,19 +122,26 @@ def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
     return store.transaction(path, check_build)
 
 
+def reading(path: Path) -> AbstractContextManager[sqlite3.Connection]:
+    """A connection to the build in one read-only transaction: it waits for no writer."""
+    return store.transaction(path, check_build, write=False)
+
+
 def check_build(path: Path) -> None:
     """A build's SQLite file with the build's tables, else an InputError saying what the
     file is and what to do."""
-    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
+    store.check_store(
+        path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES
+    )
 
 
 def settings_of(path: Path) -> dict[str, Any]:
-    with connect(path) as db:
+    with reading(path) as db:
         return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM build")}
 
 
 def tokens_of(path: Path) -> dict[Person, str]:
-    with connect(path) as db:
+    with reading(path) as db:
         rows = db.execute("SELECT name, role, token FROM people ORDER BY role, name").fetchall()
     return {Person(name, role): token for name, role, token in rows}
 
@@ -143,12 +155,50 @@ def names_of(path: Path, role: str) -> list[str]:
 
 def pool_items(path: Path) -> list[tuple[PoolItem, str | None, str | None]]:
     """Every item, with the task that took it and that task's author (None: free)."""
-    with connect(path) as db:
-        rows = db.execute(
-            "SELECT i.item_id, i.path, i.media_type, i.bytes, t.task_id, t.author "
-            "FROM items i LEFT JOIN tasks t USING (item_id) ORDER BY i.item_id"
-        ).fetchall()
+    with reading(path) as db:
+        rows = db.execute(f"{POOL_QUERY} ORDER BY i.rowid").fetchall()
     return [(PoolItem(*row[:4]), row[4], row[5]) for row in rows]
+
+
+POOL_QUERY = (
+    "SELECT i.item_id, i.path, i.media_type, i.bytes, t.task_id, t.author "
+    "FROM items i LEFT JOIN tasks t USING (item_id)"
+)
+# What an author's home lists of the pool: the free items, or all of them, free first.
+POOL_SHOWN = ("free", "all")
+
+
+@dataclass(frozen=True)
+class PoolPage:
+    """One page of the pool as an author's home lists it, and the pool's counts."""
+
+    rows: list[tuple[PoolItem, str | None, str | None]]
+    first: int  # the place of the page's first row among those listed (0: the first)
+    listed: int  # the items the choice lists, on every page
+    items: int
+    free: int
+
+
+def pool_page(path: Path, shown: str, first: int, size: int) -> PoolPage:
+    """`size` items from the `first`, of the free items (`shown` "free") or of all the
+    pool's, free first ("all"), each in the pool's order."""
+    where = "WHERE t.task_id IS NULL " if shown == "free" else ""
+    with reading(path) as db:
+        (items,) = db.execute("SELECT COUNT(*) FROM items").fetchone()
+        (taken,) = db.execute("SELECT COUNT(*) FROM tasks").fetchone()
+        rows = db.execute(
+            f"{POOL_QUERY} {where}ORDER BY t.task_id IS NOT NULL, i.rowid LIMIT ? OFFSET ?",
+            (size, first),
+        ).fetchall()
+    listed = items - taken if shown == "free" else items
+    found = [(PoolItem(*row[:4]), row[4], row[5]) for row in rows]
+    return PoolPage(found, first, listed, items, items - taken)
+
+
+def item_owner(path: Path, item_id: str) -> tuple[str | None, str | None]:
+    """The task that took the item and its author ((None, None): free)."""
+    found = store.rows(path, "SELECT task_id, author FROM tasks WHERE item_id = ?", (item_id,))
+    return (found[0][0], found[0][1]) if found else (None, None)
 
 
 def items_by_id(path: Path) -> dict[str, PoolItem]:
@@ -174,42 +224,62 @@ class TaskView:
     origin: str = AUTHORED
 
 
+# A task's view: the task, its item, its latest revision (none yet: empty texts).
+VIEW_QUERY = (
+    "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
+    "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
+    "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
+    "FROM tasks t JOIN items i USING (item_id) "
+    "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision"
+)
+# The Edit feedback each task's latest submitted revision got, in round order.
+FEEDBACK_QUERY = (
+    "SELECT v.task_id, v.feedback FROM reviews v JOIN tasks t ON t.task_id = v.task_id "
+    "JOIN (SELECT task_id, MAX(revision) AS latest FROM revisions "
+    "WHERE submitted_at IS NOT NULL GROUP BY task_id) s "
+    "ON s.task_id = v.task_id AND s.latest = v.revision WHERE v.verdict = 'edit'"
+)
+
+
+def task_views(
+    db: sqlite3.Connection, where: str = "1", parameters: tuple[Any, ...] = ()
+) -> list[TaskView]:
+    """The views of the tasks `t` meeting `where`, in task order, in two queries whatever
+    their number (a page, `status` and `funnel` read thousands)."""
+    feedback: dict[str, list[str]] = {}
+    for task_id, text in db.execute(f"{FEEDBACK_QUERY} AND {where} ORDER BY v.round", parameters):
+        feedback.setdefault(task_id, []).append(text)
+    rows = db.execute(f"{VIEW_QUERY} WHERE {where} ORDER BY t.task_id", parameters)
+    return [
+        TaskView(
+            row[0],
+            PoolItem(*row[1:5]),
+            author=row[5],
+            round=row[6],
+            state=row[7],
+            revision=row[8],
+            origin=row[9],
+            submitted=row[14] is not None,
+            draft=Draft(row[10], row[11], row[12], criteria_of(row[13])),
+            feedback=tuple(feedback.get(row[0], ())),
+        )
+        for row in rows
+    ]
+
+
 def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
-    row = db.execute(
-        "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
-        "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
-        "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
-        "FROM tasks t JOIN items i USING (item_id) "
-        "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision "
-        "WHERE t.task_id = ?",
-        (task_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    feedback = db.execute(
-        "SELECT feedback FROM reviews WHERE task_id = ? AND verdict = 'edit' AND revision = "
-        "(SELECT MAX(revision) FROM revisions WHERE task_id = ? AND submitted_at IS NOT NULL)",
-        (task_id, task_id),
-    ).fetchall()
-    draft = Draft(row[10], row[11], row[12], criteria_of(row[13]))
-    return TaskView(
-        row[0], PoolItem(*row[1:5]), author=row[5], round=row[6], state=row[7],
-        revision=row[8], origin=row[9], draft=draft, submitted=row[14] is not None,
-        feedback=tuple(f for (f,) in feedback),
-    )  # fmt: skip
+    found = task_views(db, "t.task_id = ?", (task_id,))
+    return found[0] if found else None
 
 
 def view_of(path: Path, task_id: str) -> TaskView | None:
-    with connect(path) as db:
+    with reading(path) as db:
         return task_view(db, task_id)
 
 
 def tasks_of_author(path: Path, author: str) -> list[TaskView]:
-    with connect(path) as db:
-        ids = db.execute(
-            "SELECT task_id FROM tasks WHERE author = ? ORDER BY task_id", (author,)
-        ).fetchall()
-        return [view for (task_id,) in ids if (view := task_view(db, task_id)) is not None]
+    with reading(path) as db:
+        return task_views(db, "t.author = ?", (author,))
 
 
 def save_draft(
@@ -461,9 +531,8 @@ class Flag:
 
 def awaiting_review(path: Path) -> list[TaskView]:
     """The tasks in review, at their revision under review."""
-    with connect(path) as db:
-        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'review' ORDER BY task_id")
-        return [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+    with reading(path) as db:
+        return task_views(db, "t.state = 'review'")
 
 
 def checked(path: Path) -> set[tuple[str, int, str, str]]:
@@ -514,9 +583,8 @@ class TaskHistory:
 
 
 def histories(path: Path) -> list[TaskHistory]:
-    with connect(path) as db:
-        ids = [task_id for (task_id,) in db.execute("SELECT task_id FROM tasks ORDER BY task_id")]
-        views = [view for task_id in ids if (view := task_view(db, task_id)) is not None]
+    with reading(path) as db:
+        views = task_views(db)
         times: dict[str, list[RevisionTimes]] = {}
         for task_id, *rest in db.execute(
             "SELECT task_id, revision, started_at, submitted_at FROM revisions "
@@ -536,9 +604,8 @@ def histories(path: Path) -> list[TaskHistory]:
 
 def admitted(path: Path) -> list[tuple[TaskView, PoolItem]]:
     """The admitted tasks at their admitted revision, with their items, in task order."""
-    with connect(path) as db:
-        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'admitted' ORDER BY task_id")
-        views = [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+    with reading(path) as db:
+        views = task_views(db, "t.state = 'admitted'")
     return [(view, view.item) for view in views]
 
 

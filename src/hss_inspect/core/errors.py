@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-# Inspect prints a PrerequisiteError as its message alone, without a traceback; the class
-# has no public home in inspect-ai, so tests/test_errors.py pins this import.
-from inspect_ai._util.error import (
-    PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
-)
+import sys
+
+if "inspect_ai" in sys.modules:
+    # Inspect prints a PrerequisiteError as its message alone, without a traceback; the
+    # class has no public home in inspect-ai, so tests/test_errors.py pins this import.
+    from inspect_ai._util.error import (
+        PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
+    )
+else:
+    # A process that has not loaded Inspect (`hss-inspect build status`) is not made to
+    # load it (1-3 s) for this base: the hss-inspect command prints a SetupError as one
+    # line itself (commands.cli), and `inspect eval` has loaded Inspect before any task.
+    PrerequisiteError = Exception  # type: ignore[misc,assignment]
 
 
 class SetupError(PrerequisiteError):
@@ -14,8 +22,9 @@ class SetupError(PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        # PrerequisiteError keeps the message only as an attribute; str(error) needs args too.
-        self.args = (message,)
+        # PrerequisiteError keeps the message only as an attribute (set here too, for the
+        # base without Inspect); str(error) needs args too.
+        self.message, self.args = message, (message,)
 
     def __str__(self) -> str:
         return str(self.message)
