@@ -130,9 +130,7 @@ def reading(path: Path) -> AbstractContextManager[sqlite3.Connection]:
 def check_build(path: Path) -> None:
     """A build's SQLite file with the build's tables, else an InputError saying what the
     file is and what to do."""
-    store.check_store(
-        path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES
-    )
+    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES)
 
 
 def settings_of(path: Path) -> dict[str, Any]:
