@@ -38,9 +38,10 @@ the test command):
     commands        the `hss-inspect` command: parse, call the rooms below, print
     recipes         the paper's experiments as plans of runs, run or written for Flow
     task            the @task functions, one per preset
-    scripted | hooks | versioning
+    scripted | hooks | versioning | lmms
                     the offline stand-in model for every role | the Inspect hooks (log
                     size, run pace) | the version fingerprints of what changes results
+                    | HSS as lmms-eval tasks (the `lmms` extra)
     audit | estimate | human | construction
                     the judge audit: known answers graded by the production judge | a
                     run's requests and bill, before anything is sent | a human study:

@@ -49,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("build", type=Path, help="the build's SQLite file")
     export.add_argument("--out", type=Path, required=True, help="a new folder for the release")
     export.add_argument("--title", help="the dataset card's title [the build's file name]")
+    export.add_argument("--allow-duplicates", action="store_true",
+                        help="export tasks whose item repeats the --against release's")  # fmt: skip
 
 
 def add_new(new: argparse.ArgumentParser) -> None:
@@ -71,6 +73,11 @@ def add_new(new: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     add_flags(new, (*FRAME_OPTIONS, "frame_bytes_budget"))
     new.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    new.add_argument(
+        "--against", metavar="DATASET", help="the release whose media the pool must not repeat: "
+        "a hub id, a local copy or demo; none: no check [ScaleAI/HSS, skipped if out of reach]",
+    )  # fmt: skip
+    new.add_argument("--revision", default="main", help="the --against release's revision [main]")
 
 
 def add_funnel(funnel: argparse.ArgumentParser) -> None:
@@ -118,11 +125,13 @@ def print_links(build: Path, host: str, port: int) -> None:
 
 def run_new(args: argparse.Namespace) -> int:
     from hss_inspect.construction.create import DEFAULT_PORT, new_build, prepare_pool_media
+    from hss_inspect.construction.duplicates import check_new_build, open_reference
     from hss_inspect.web.server import DEFAULT_HOST
 
     media = media_settings(vars(args))
     authors = people_names(args.authors, "--authors", "author")
     reviewers = people_names(args.reviewers, "--reviewers", "reviewer")
+    reference = open_reference(args.against, args.revision, args.jobs)  # before the build
     _, scan = new_build(
         args.build, args.pool, authors, reviewers, args.seed, args.view, media, args.prefix
     )
@@ -135,6 +144,7 @@ def run_new(args: argparse.Namespace) -> int:
     for line in scan.skipped:
         print(f"  skipped {line}")
     print(prepare_pool_media(args.pool, scan.items, args.view, media, args.jobs))
+    print("\n".join(check_new_build(args.build, args.pool, scan.items, reference, args.jobs)))
     print_links(args.build, DEFAULT_HOST, DEFAULT_PORT)
     return 0
 
@@ -252,6 +262,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from hss_inspect.construction import store
+    from hss_inspect.construction.duplicates import refuse_release_duplicates
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
 
@@ -259,6 +270,8 @@ def run_export(args: argparse.Namespace) -> int:
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"
     tasks = store.admitted(args.build)
+    if not args.allow_duplicates:
+        refuse_release_duplicates(args.build, tasks)
     written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title)
     print(
         f"wrote {len(written.rows)} admitted task(s) and {written.media_bytes / 1e6:.1f} MB of "

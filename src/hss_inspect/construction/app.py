@@ -23,8 +23,10 @@ from hss_inspect.construction.authoring import (
     rubric,
     submit_problems,
 )
+from hss_inspect.construction.duplicates import item_notes
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, VERDICTS, rules
+from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import media_settings
 from hss_inspect.web import server as web
@@ -88,6 +90,11 @@ class BuildServer:
             return None
         return await self.frames.frames(self.pool / item.path)
 
+    async def duplicate_note(self, item_id: str) -> str:
+        """What the item nearly repeats, for its pages ('' when nothing)."""
+        notes = await web.blocking(item_notes, self.build)
+        return notes.get(item_id, "")
+
     # ---- pages ------------------------------------------------------------------------
 
     async def home(self, request: Any) -> Any:
@@ -99,7 +106,9 @@ class BuildServer:
         first = max(0, whole_or_zero(request.query_params.get("from", "")))
         tasks = await web.blocking(store.tasks_of_author, self.build, person.name)
         pool = await web.blocking(store.pool_page, self.build, shown, first, pages.POOL_ROWS)
-        return web.html(pages.author_home(self.base(request), person.name, tasks, pool, shown))
+        notes = await web.blocking(item_notes, self.build)
+        body = pages.author_home(self.base(request), person.name, tasks, pool, shown, notes)
+        return web.html(body)
 
     async def item_page(self, request: Any) -> Any:
         person = self.person(request, "author")
@@ -111,10 +120,13 @@ class BuildServer:
         if task_id is not None and author == person.name:
             return web.redirect(f"{base}/task/{task_id}")
         frames = await self.shown_frames(item)
+        note = await self.duplicate_note(item.item_id)
         if task_id is not None:
             heading = f"{item.item_id} is taken by another author"
-            return web.html(pages.read_only_page(base, person.name, item, heading, frames))
-        body = pages.authoring_page(base, person.name, item, None, frames, time.time())
+            return web.html(
+                pages.read_only_page(base, person.name, item, heading, frames, note=note)
+            )
+        body = pages.authoring_page(base, person.name, item, None, frames, time.time(), note=note)
         return web.html(body)
 
     async def task_page(self, request: Any) -> Any:
@@ -125,12 +137,15 @@ class BuildServer:
         item = self.items[task.item.item_id]
         frames = await self.shown_frames(item)
         base = self.base(request)
+        note = await self.duplicate_note(item.item_id)
         if task.state in ("draft", "returned"):
             opened = time.time()
-            return web.html(pages.authoring_page(base, person.name, item, task, frames, opened))
+            return web.html(
+                pages.authoring_page(base, person.name, item, task, frames, opened, note=note)
+            )
         heading = f"{task.task_id}: {pages.state_text(task)}"
         text = pages.task_text(task)
-        return web.html(pages.read_only_page(base, person.name, item, heading, frames, text))
+        return web.html(pages.read_only_page(base, person.name, item, heading, frames, text, note))
 
     async def save(self, request: Any) -> Any:
         person = self.person(request, "author")
@@ -170,7 +185,8 @@ class BuildServer:
             body = pages.authoring_page(base, person.name, item, task, frames, opened, [str(exc)])
             return web.html(body, 409)
         if action == "submit":
-            await web.blocking(store.submit_task, self.build, person.name, saved)
+            if await web.blocking(store.submit_task, self.build, person.name, saved):
+                await web.blocking(flag_repeated_text, self.build, [saved])
             return web.redirect(base)
         return web.redirect(f"{base}/task/{saved}")
 

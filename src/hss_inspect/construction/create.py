@@ -15,6 +15,7 @@ from hss_inspect.construction import store
 from hss_inspect.construction.deal import check_enough_reviewers
 from hss_inspect.construction.pool import PoolItem, PoolScan, scan_pool
 from hss_inspect.construction.rules import rules
+from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.options import option_values
@@ -88,7 +89,9 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
         rows = parse_rows(handle, str(tasks_file))
     index = PoolIndex.of(item for item, _, _ in store.pool_items(path))
     item_ids = [pool_item_of(row, index, tasks_file).item_id for row in rows]
-    return store.import_rows(path, rows, item_ids, author, now)
+    created = store.import_rows(path, rows, item_ids, author, now)
+    flag_repeated_text(path, created)
+    return created
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ typed is escaped."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, rules
@@ -45,7 +45,14 @@ def header(role: str, name: str, right: str) -> str:
 # ---- authors -----------------------------------------------------------------------------
 
 
-def author_home(base: str, name: str, tasks: Sequence[TaskView], pool: PoolPage, shown: str) -> str:
+def author_home(
+    base: str,
+    name: str,
+    tasks: Sequence[TaskView],
+    pool: PoolPage,
+    shown: str,
+    notes: Mapping[str, str] | None = None,
+) -> str:
     returned = [t for t in tasks if t.state == "returned"]
     drafts = [t for t in tasks if t.state == "draft"]
     others = [t for t in tasks if t.state not in ("returned", "draft")]
@@ -58,7 +65,7 @@ def author_home(base: str, name: str, tasks: Sequence[TaskView], pool: PoolPage,
         parts.append("<h2>Submitted</h2>" + task_list(base, others))
     parts.append(
         f"<h2>The media pool</h2><p>{pool.free} free of {pool.items}. {pool_choice(base, shown)}"
-        f"</p>{pool_table(base, name, pool.rows)}{pager(base, shown, pool)}"
+        f"</p>{pool_table(base, name, pool.rows, notes)}{pager(base, shown, pool)}"
     )
     return page(f"HSS build: {name}", "".join(parts), STYLE)
 
@@ -108,7 +115,10 @@ def state_text(task: TaskView) -> str:
 
 
 def pool_table(
-    base: str, name: str, pool: Sequence[tuple[PoolItem, str | None, str | None]]
+    base: str,
+    name: str,
+    pool: Sequence[tuple[PoolItem, str | None, str | None]],
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     rows = []
     for item, task_id, author in pool:
@@ -121,9 +131,20 @@ def pool_table(
         link = f'<a href="{base}/item/{escape(item.item_id)}">{escape(item.item_id)}</a>'
         rows.append(
             f"<tr><td>{link}</td><td>{escape(item.path)}</td><td>{escape(item.media_type)}</td>"
-            f"<td>{item.bytes / 1e6:.1f} MB</td><td class=state>{escape(status)}</td></tr>"
+            f"<td>{item.bytes / 1e6:.1f} MB</td><td class=state>{escape(status)}</td>"
+            f"{duplicate_cell(notes, item.item_id)}</tr>"
         )
     return f"<table>{''.join(rows)}</table>"
+
+
+def duplicate_cell(notes: Mapping[str, str] | None, item_id: str) -> str:
+    """The near-duplicates of a pool item (`construction.duplicates`), if it has any."""
+    note = (notes or {}).get(item_id, "")
+    return f"<td class=duplicate>{escape(note)}</td>" if note else ""
+
+
+def duplicate_note(note: str) -> str:
+    return f"<p class=flag>{escape(note)}</p>" if note else ""
 
 
 def subdomain_select(chosen: str) -> str:
@@ -151,8 +172,10 @@ def authoring_page(
     opened_at: float,
     problems: Sequence[str] = (),
     kept: dict[str, str] | None = None,
+    note: str = "",
 ) -> str:
-    """The form for one item: new, a draft, or a task returned with its feedback."""
+    """The form for one item: new, a draft, or a task returned with its feedback; `note`
+    says what the item nearly repeats."""
     draft = task.draft if task else None
     values = kept or {
         "subdomain": draft.subdomain if draft else "",
@@ -190,7 +213,8 @@ def authoring_page(
     )
     main = (
         f'<p><a href="{base}">back to your tasks and the pool</a></p><h2>{escape(title)}</h2>'
-        f"{media_html(base, item.item_id, item.media_type, frames)}{feedback}{errors}{form}"
+        f"{media_html(base, item.item_id, item.media_type, frames)}{duplicate_note(note)}"
+        f"{feedback}{errors}{form}"
     )
     body = header("author", name, item.item_id) + (
         f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
@@ -199,14 +223,20 @@ def authoring_page(
 
 
 def read_only_page(
-    base: str, name: str, item: PoolItem, heading: str, frames: ShownFrames | None, text: str = ""
+    base: str,
+    name: str,
+    item: PoolItem,
+    heading: str,
+    frames: ShownFrames | None,
+    text: str = "",
+    note: str = "",
 ) -> str:
     """An item as an author sees it without a form: taken by another author, or their own
     task once submitted (`text`: the task, with where it stands in `heading`)."""
     body = (
         f"{header('author', name, item.item_id)}"
         f'<p><a href="{base}">back to your tasks and the pool</a></p><h2>{escape(heading)}</h2>'
-        f"{media_html(base, item.item_id, item.media_type, frames)}{text}"
+        f"{media_html(base, item.item_id, item.media_type, frames)}{duplicate_note(note)}{text}"
     )
     return page(f"HSS build: {heading}", body, STYLE)
 

@@ -70,7 +70,20 @@ CREATE TABLE checks (
 BUILD_TABLES = ("build", "people", "items", "tasks", "revisions", "reviews", "checks")
 # Tables added since task version 2-F, each `CREATE TABLE IF NOT EXISTS`: made in a new
 # build and, empty, in a build an earlier version wrote, the first time it is opened.
-ADDED_SCHEMA = ""
+# Near-duplicates found when the build was made (`duplicates`): each pool item that nearly
+# repeats another of the pool or a task of the reference release, and that release's texts.
+DUPLICATES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS duplicates (
+    item_id TEXT NOT NULL, against TEXT NOT NULL, other TEXT NOT NULL,
+    other_path TEXT NOT NULL, distance REAL NOT NULL, how TEXT NOT NULL,
+    PRIMARY KEY (item_id, against, other)
+);
+CREATE TABLE IF NOT EXISTS reference_texts (
+    task_id TEXT NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (task_id, field)
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA
 # The indexes of the lookups a page makes at every request (a reviewer's rounds), made in
 # a build of any version the first time it is opened.
 INDEXES = """

@@ -4,7 +4,7 @@ labeller and the judge audit's perturber all talk to their models this way)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from inspect_ai.model import (
@@ -24,6 +24,10 @@ class Exchange:
     problems: list[str] = field(default_factory=list)
 
 
+# One message of a conversation as OpenAI-style chat APIs take it: {"role", "content"}.
+Message = dict[str, str]
+
+
 async def ask(
     model: Model,
     system: str,
@@ -33,21 +37,55 @@ async def ask(
     retries: int,
     exchange: Exchange,
 ) -> None:
-    """Converse until `read` accepts a reply (it returns None; otherwise the problem, which
-    `re_ask` turns into the next request) or the re-asks run out; `exchange` records it."""
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=system),
-        ChatMessageUser(content=request),
+    """Converse with an Inspect model until `read` accepts a reply (it returns None;
+    otherwise the problem, which `re_ask` turns into the next request) or the re-asks run
+    out; `exchange` records it."""
+    await converse(model_reply(model), system, request, read, re_ask, retries, exchange)
+
+
+def model_reply(model: Model) -> Callable[[list[Message]], Awaitable[str]]:
+    """An Inspect model as the `reply` of `converse`."""
+
+    async def reply(messages: list[Message]) -> str:
+        output = await model.generate([_chat_message(m) for m in messages])
+        return output.completion
+
+    return reply
+
+
+async def converse(
+    reply: Callable[[list[Message]], Awaitable[str]],
+    system: str,
+    request: str,
+    read: Callable[[str], str | None],
+    re_ask: Callable[[str], str],
+    retries: int,
+    exchange: Exchange,
+) -> None:
+    """The conversation of `ask` with any chat model `reply` stands for (lmms-eval's judge
+    server too): the system message, the request, then each unreadable reply and its re-ask."""
+    messages: list[Message] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": request},
     ]
     for attempt in range(retries + 1):
-        output = await model.generate(messages)
-        exchange.replies.append(output.completion)
-        problem = read(output.completion)
+        completion = await reply(list(messages))
+        exchange.replies.append(completion)
+        problem = read(completion)
         if problem is None:
             return
         exchange.problems.append(problem)
         if attempt < retries:
             messages += [
-                ChatMessageAssistant(content=output.completion),
-                ChatMessageUser(content=re_ask(problem)),
+                {"role": "assistant", "content": completion},
+                {"role": "user", "content": re_ask(problem)},
             ]
+
+
+def _chat_message(message: Message) -> ChatMessage:
+    role, content = message["role"], message["content"]
+    if role == "system":
+        return ChatMessageSystem(content=content)
+    if role == "assistant":
+        return ChatMessageAssistant(content=content)
+    return ChatMessageUser(content=content)

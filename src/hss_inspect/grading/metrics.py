@@ -8,8 +8,9 @@ default, which is the paper's per-task pass@1), so the metric reads only Score.v
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, metric
@@ -142,7 +143,11 @@ def outcome_of(sample_score: SampleScore) -> TaskOutcome:
     """A sample's reduced score as a TaskOutcome, whatever reducer produced it."""
     value = sample_score.score.value
     values = value if isinstance(value, dict) else {}
-    sample_meta = sample_score.sample_metadata or {}
+    return outcome_of_value(values, sample_score.sample_metadata or {})
+
+
+def outcome_of_value(values: Mapping[str, Any], sample_meta: Mapping[str, Any]) -> TaskOutcome:
+    """A task's (or one attempt's) values as `attempt_value` writes them, with its labels."""
     pass_, rubric = finite_number(values.get(PASS)), finite_number(values.get(RUBRIC))
     graded = pass_ is not None and rubric is not None
     return TaskOutcome(

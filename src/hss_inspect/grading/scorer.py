@@ -7,7 +7,8 @@ refusal, as the reference harness scores a failed generation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspect_ai.model import (
@@ -19,12 +20,13 @@ from inspect_ai.solver import TaskState
 
 from hss_inspect.core.roles import GRADER_ROLE, require_grader
 from hss_inspect.core.settings import DEFAULT_JUDGE_RETRIES, POLICY_STOP
-from hss_inspect.data.rows import Criterion
-from hss_inspect.grading.asking import Exchange, ask
+from hss_inspect.data.rows import Criterion, GradedTask
+from hss_inspect.grading.asking import Exchange, Message, converse, model_reply
 from hss_inspect.grading.judge import (
     JudgePrompts,
     JudgeReply,
     UnreadableReply,
+    Verdict,
     criteria_of,
     criterion_outcomes,
     graded_task_of,
@@ -75,15 +77,28 @@ async def run_judge(
     answer: str,
     retries: int,
 ) -> JudgeSession:
-    request = render_judge_request(prompts, graded_task_of(state.metadata), answer)
+    task = replace(graded_task_of(state.metadata), criteria=tuple(criteria))
+    return await judge_answer(model_reply(grader), prompts, task, answer, retries)
+
+
+async def judge_answer(
+    reply: Callable[[list[Message]], Awaitable[str]],
+    prompts: JudgePrompts,
+    task: GradedTask,
+    answer: str,
+    retries: int,
+) -> JudgeSession:
+    """One grading conversation about `answer` with the judge `reply` stands for (an
+    Inspect model, or lmms-eval's judge server): the request, then the re-asks."""
+    request = render_judge_request(prompts, task, answer)
     session = JudgeSession()
-    expected = [c.id for c in criteria]
-    await ask(
-        grader,
+    expected = [c.id for c in task.criteria]
+    await converse(
+        reply,
         prompts.system,
         request,
-        lambda reply: _read_reply(session, reply, expected),
-        lambda problem: render_retry(prompts, problem, criteria),
+        lambda text: _read_reply(session, text, expected),
+        lambda problem: render_retry(prompts, problem, task.criteria),
         retries,
         session,
     )
@@ -102,6 +117,18 @@ def _read_reply(session: JudgeSession, text: str, expected: list[str]) -> str | 
     return None
 
 
+def session_value(
+    session: JudgeSession, criteria: Sequence[Criterion]
+) -> tuple[dict[str, float], list[Verdict] | None]:
+    """An attempt's Score.value from its grading conversation, with the verdicts; an
+    unreadable conversation is a grading failure, left out of pass@1 (never a zero)."""
+    if session.reading is None:
+        return attempt_value(grading_failure=True), None
+    outcomes = criterion_outcomes(criteria, session.reading.verdicts)
+    passed, rubric = pass_and_rubric(criteria, outcomes)
+    return attempt_value(passed=passed, rubric=rubric), outcomes
+
+
 def graded_score(
     session: JudgeSession,
     grader: Model,
@@ -114,9 +141,10 @@ def graded_score(
         **judge_metadata(session, grader, prompts, state),
         "answer_usage": answer_usage(state),
     }
-    if session.reading is None:
+    value, outcomes = session_value(session, criteria)
+    if session.reading is None or outcomes is None:
         return Score(
-            value=attempt_value(grading_failure=True),
+            value=value,
             answer=answer,
             explanation=(
                 f"Grading failure: the judge's reply was unreadable after "
@@ -125,10 +153,8 @@ def graded_score(
             ),
             metadata=judge_meta,
         )
-    outcomes = criterion_outcomes(criteria, session.reading.verdicts)
-    passed, rubric = pass_and_rubric(criteria, outcomes)
     return Score(
-        value=attempt_value(passed=passed, rubric=rubric),
+        value=value,
         answer=answer,
         explanation=verdict_table(criteria, outcomes),
         metadata={

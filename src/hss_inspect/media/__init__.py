@@ -3,6 +3,7 @@ the async service the solvers call.
 
 - `service`: media for a running eval, off the event loop, once per clip and settings.
 - `prepare`: media prepared ahead of a run, one job per file, in worker processes.
+- `fingerprint`: what an image or clip looks like, for near-duplicates, kept in the cache.
 - `workers`: worker processes that never outlive the command, and its stop on SIGTERM or
   Ctrl-C.
 - `frame_cache`: a clip's frames through the cache (a thinned set from the whole one).
@@ -16,6 +17,7 @@ the async service the solvers call.
 - `image`: images untouched within the limits, else re-encoded.
 - `probe`: what a clip is, read without decoding it (duration, size, packet index).
 - `plan`: the frame sampling plan, pure.
+- `perceptual`: perceptual hashes of pictures and their crops, and their distances, pure.
 - `uri`: media as inline `data:` URIs.
 - `errors`: the errors media preparation raises, and its time limit.
 """

@@ -1,0 +1,135 @@
+"""Questions and reference answers that nearly repeat one already written: one of the
+reference release's (a task copied from the public split is no longer private), or another
+task's of the build (two tasks that are one).
+
+Two texts are near repeats when half or more of the word pairs of either occur in the
+other (bigram containment), each text having at least MIN_WORDS words: rewording a few
+words, or adding a sentence, keeps most pairs; two texts on one topic share few. A question
+is compared with questions, a reference with references. What is found is stored on the
+submitted revision as a `repeated-text` flag for its reviewers, as the checks' flags are.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hss_inspect.construction import store
+from hss_inspect.construction.store import Flag
+from hss_inspect.web.store import rows as query
+
+MIN_WORDS = 8
+CONTAINMENT = 0.5
+REPEATED_TEXT = "repeated-text"
+QUESTION, REFERENCE = "question", "reference"
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text to compare against: whose (`owner`, as shown to a reviewer), which field."""
+
+    owner: str
+    field: str
+    text: str
+
+
+def word_pairs(text: str) -> frozenset[tuple[str, str]]:
+    """The text's adjacent word pairs, case folded; empty below MIN_WORDS words."""
+    words = _WORD.findall(text.casefold())
+    if len(words) < MIN_WORDS:
+        return frozenset()
+    return frozenset(itertools.pairwise(words))
+
+
+def containment(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) -> float:
+    """The larger of the shares of either's pairs found in the other."""
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return max(shared / len(a), shared / len(b))
+
+
+class TextIndex:
+    """Texts looked up by their word pairs, so a text is compared only with those sharing
+    one with it."""
+
+    def __init__(self, texts: Iterable[Text]) -> None:
+        self.texts: list[Text] = []
+        self.pairs: list[frozenset[tuple[str, str]]] = []
+        self.holding: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for text in texts:
+            pairs = word_pairs(text.text)
+            if pairs:
+                for pair in pairs:
+                    self.holding[pair].append(len(self.texts))
+                self.texts.append(text)
+                self.pairs.append(pairs)
+
+    def repeats(self, text: Text, skip_owner: str = "") -> list[tuple[Text, float]]:
+        """The texts of the same field that `text` nearly repeats, nearest first."""
+        pairs = word_pairs(text.text)
+        candidates = {n for pair in pairs for n in self.holding.get(pair, ())}
+        found = []
+        for n in candidates:
+            other = self.texts[n]
+            if other.field != text.field or other.owner == skip_owner:
+                continue
+            share = containment(pairs, self.pairs[n])
+            if share >= CONTAINMENT:
+                found.append((other, share))
+        return sorted(found, key=lambda hit: (-hit[1], hit[0].owner))
+
+
+def reference_texts(build: Path) -> list[Text]:
+    name = store.settings_of(build).get("against") or "the reference release"
+    rows = query(build, "SELECT task_id, field, text FROM reference_texts")
+    return [Text(f"{name} task {task_id}", field, text) for task_id, field, text in rows]
+
+
+def task_texts(build: Path) -> list[tuple[tuple[str, int], Text]]:
+    """The question and reference of each task's latest submitted revision."""
+    rows = query(
+        build,
+        "SELECT r.task_id, r.revision, r.prompt, r.reference FROM revisions r JOIN tasks t "
+        "ON r.task_id = t.task_id AND r.revision = t.revision WHERE r.submitted_at IS NOT NULL",
+    )
+    texts = []
+    for task_id, revision, prompt, reference in rows:
+        owner = f"task {task_id} of this build"
+        texts += [((task_id, revision), Text(owner, QUESTION, prompt)),
+                  ((task_id, revision), Text(owner, REFERENCE, reference))]  # fmt: skip
+    return texts
+
+
+def repeat_flag(hits: Sequence[tuple[Text, Text, float]]) -> Flag:
+    """One flag for a revision: each of its texts that nearly repeats another, and which."""
+    parts = [
+        f"its {mine.field} nearly repeats the {other.field} of {other.owner} "
+        f"({share:.0%} of word pairs shared)"
+        for mine, other, share in hits
+    ]
+    detail = "Near-repeated text: " + "; ".join(parts) + "."
+    return Flag(REPEATED_TEXT, "word pairs", True, detail)
+
+
+def flag_repeated_text(build: Path, task_ids: Sequence[str]) -> int:
+    """Compare the latest submitted revision of each task with the reference release's
+    texts and the other tasks' of the build; store a flag on it where any nearly repeats
+    one. How many were flagged."""
+    written = task_texts(build)
+    index = TextIndex([*reference_texts(build), *(text for _, text in written)])
+    wanted = set(task_ids)
+    hits: dict[tuple[str, int], list[tuple[Text, Text, float]]] = defaultdict(list)
+    for key, text in written:
+        if key[0] in wanted:
+            found = index.repeats(text, skip_owner=text.owner)[:3]
+            hits[key] += [(text, other, share) for other, share in found]
+    flagged = [(task_id, revision, repeat_flag(found))
+               for (task_id, revision), found in hits.items() if found]  # fmt: skip
+    store.store_flags(build, flagged, "")
+    return len(flagged)

@@ -1,0 +1,328 @@
+"""Near-duplicates of media and text: the perceptual hashes on generated media (a re-encoded
+and a resized image, crops, a clip re-encoded in other codecs, a clip cut from a longer
+one, and unrelated items that must not match), then `hss-inspect build new --against` on a
+pool holding such items, what authors and reviewers see, and the export refused.
+
+Each test prints the distances it found (pytest -s shows them): the figures the thresholds
+of `construction.media_match` were set on."""
+
+from __future__ import annotations
+
+import json
+import os
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from hss_inspect.construction import store
+from hss_inspect.construction.duplicates import RELEASE, duplicates_of
+from hss_inspect.construction.media_match import (
+    CLIP_DISTANCE,
+    CROP_DISTANCE,
+    MIN_RUN_FRAMES,
+    PICTURE_DISTANCE,
+    best_run,
+    clip_match,
+    find_matches,
+    picture_match,
+)
+from hss_inspect.construction.text_repeats import (
+    REPEATED_TEXT,
+    Text,
+    TextIndex,
+    containment,
+    word_pairs,
+)
+from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of
+from hss_inspect.media.perceptual import distances
+from tests.support.build_pool import build, task_row, write_tasks
+from tests.support.human_study import served
+from tests.support.near_media import crop_share, panning_frames, save, scene, write_clip
+
+FPS, SIZE = 15, (320, 180)
+CUT_START, CUT_SECONDS = 4.3, 3.0
+
+
+def image_variants(root: Path) -> dict[str, Path]:
+    """a.png, its near copies, and unrelated scenes."""
+    a = scene(1)
+    files = {
+        "a.png": save(a, root / "a.png"),
+        "a-q20.jpg": save(a, root / "a-q20.jpg", quality=20),
+        "a-resized.png": save(a.resize((240, 180), Image.Resampling.LANCZOS), root / "a-small.png"),
+        "a-crop80.png": save(crop_share(a, (0.12, 0.08, 0.92, 0.88)), root / "a-crop80.png"),
+        "a-crop-corner.jpg": save(
+            crop_share(a, (0.0, 0.0, 0.78, 0.8)).resize((300, 216)), root / "a-corner.jpg"
+        ),
+    }
+    for seed in range(2, 14):
+        files[f"other-{seed}.png"] = save(scene(seed), root / f"other-{seed}.png")
+    return files
+
+
+def clip_variants(root: Path) -> dict[str, Path]:
+    """A 12 s clip, its re-encodes in VP9 and MPEG-4 at other sizes, 3 s cut from it, and
+    unrelated clips (one of the same scene, later in the pan)."""
+    long = panning_frames(7, 12.0, FPS, SIZE)
+    start = round(CUT_START * FPS)
+    return {
+        "long.mp4": write_clip(root / "long.mp4", long, FPS),
+        "long-vp9.webm": write_clip(root / "long.webm", long, FPS, "libvpx-vp9", (240, 136)),
+        "long-mpeg4.mp4": write_clip(root / "long-m4.mp4", long, FPS, "mpeg4", (256, 144)),
+        "cut-3s.mp4": write_clip(
+            root / "cut.mp4", long[start : start + round(CUT_SECONDS * FPS)], FPS
+        ),
+        "other-a.mp4": write_clip(root / "oa.mp4", panning_frames(8, 6.0, FPS, SIZE), FPS),
+        "other-b.mp4": write_clip(root / "ob.mp4", panning_frames(9, 12.0, FPS, SIZE), FPS),
+        "same-scene-later.mp4": write_clip(
+            root / "later.mp4", panning_frames(7, 3.0, FPS, SIZE, start=30.0), FPS
+        ),
+    }
+
+
+def nearest_picture(a: Look, b: Look) -> float:
+    """The least distance between any hash of one and the whole picture of the other."""
+    return min(
+        float(distances(a.hashes, b.hashes[:1]).min()),
+        float(distances(a.hashes[:1], b.hashes).min()),
+    )
+
+
+def test_images_re_encoded_resized_or_cropped_match_and_unrelated_ones_do_not(
+    tmp_path: Path,
+) -> None:
+    files = image_variants(tmp_path / "media")
+    looks = {name: look_of(path, "image") for name, path in files.items()}
+    a = looks["a.png"]
+    hits = {name: picture_match(a, looks[name]) for name in files if name.startswith("a-")}
+    print(
+        "\nimage hits (distance, how):", {k: (round(v[0], 3), v[1]) for k, v in hits.items() if v}
+    )
+    assert hits["a-q20.jpg"] is not None and hits["a-q20.jpg"][1] == "same picture"
+    assert hits["a-resized.png"] is not None and hits["a-resized.png"][1] == "same picture"
+    for name in ("a-crop80.png", "a-crop-corner.jpg"):
+        found = hits[name]
+        assert found is not None and found[1] == "crop", name
+        assert found[0] <= CROP_DISTANCE / 2, (name, found)
+    # a crop is not the same picture: the whole hashes alone are far apart
+    whole = distances(a.hashes[:1], looks["a-crop80.png"].hashes[:1])[0, 0]
+    assert whole > 2 * PICTURE_DISTANCE
+    unrelated = [n for n in files if n.startswith("other-")]
+    misses = [
+        (x, y, nearest_picture(looks[x], looks[y]))
+        for x, y in combinations(["a.png", *unrelated], 2)
+    ]
+    least = min(misses, key=lambda miss: miss[2])
+    print(f"image misses: {len(misses)} pairs, nearest {least[0]} ~ {least[1]}: {least[2]:.3f}")
+    assert least[2] > 2 * max(PICTURE_DISTANCE, CROP_DISTANCE)
+    assert all(picture_match(looks[x], looks[y]) is None for x, y, _ in misses)
+    # the batched rule finds exactly the pairs the one-pair rule finds
+    pairs = {
+        (m.item, m.other) for m in find_matches(list(looks.items()), list(looks.items()), True)
+    }
+    expected = {
+        (x, y) for x, y in combinations(looks, 2) if picture_match(looks[x], looks[y]) is not None
+    }
+    # a.png, its re-encode and its resize each match the others and both crops (9 pairs);
+    # the two crops overlap, but neither holds the other
+    assert pairs == expected and len(pairs) == 9
+
+
+def test_a_clip_re_encoded_or_cut_from_a_longer_one_matches_and_unrelated_clips_do_not(
+    tmp_path: Path,
+) -> None:
+    files = clip_variants(tmp_path / "media")
+    looks = {name: look_of(path, "video") for name, path in files.items()}
+    long = looks["long.mp4"]
+    assert len(long.hashes) == round(12.0 * LOOK_FPS) and long.seen.all()
+    found = {name: clip_match(long, looks[name]) for name in files if name != "long.mp4"}
+    print("\nclip vs long.mp4:", {k: v and (round(v[0], 4), v[1]) for k, v in found.items()})
+    assert found["long-vp9.webm"] is not None and found["long-vp9.webm"][1] == "same clip"
+    assert found["long-mpeg4.mp4"] is not None and found["long-mpeg4.mp4"][1] == "same clip"
+    cut = found["cut-3s.mp4"]
+    assert cut is not None and cut[1] == "cut" and cut[0] <= CLIP_DISTANCE / 2
+    # where the cut lies: the run of the long clip's frames it matches starts at 4.3 s
+    run = distances(looks["cut-3s.mp4"].hashes, long.hashes)
+    offsets = [float(np.diagonal(run, k).mean()) for k in range(len(long.hashes) - len(run) + 1)]
+    assert abs(int(np.argmin(offsets)) / LOOK_FPS - CUT_START) <= 0.5
+    assert clip_match(looks["cut-3s.mp4"], looks["long-vp9.webm"]) is not None
+    unrelated = ["other-a.mp4", "other-b.mp4", "same-scene-later.mp4"]
+    misses = [
+        (x, y, best_run(looks[x], looks[y]))
+        for x, y in combinations(["long.mp4", "cut-3s.mp4", *unrelated], 2)
+        if {x, y} != {"long.mp4", "cut-3s.mp4"}
+    ]
+    print("clip misses:", [(x, y, round(r[0], 3)) for x, y, r in misses if r])
+    assert all(r is not None and r[0] > 2 * CLIP_DISTANCE for _, _, r in misses)
+    assert MIN_RUN_FRAMES == 6
+
+
+def test_a_look_is_read_back_from_the_cache_as_it_was_made(tmp_path: Path) -> None:
+    path = save(scene(3), tmp_path / "x.png")
+    made = look_of(path, "image")
+    entries = list((Path(os.environ["HSS_INSPECT_CACHE"]) / "facts").glob("*.look-1.npz"))
+    assert [e.name for e in entries] == [f"{made.sha256}.look-1.npz"]
+    again = look_of(path, "image")
+    assert np.array_equal(made.hashes, again.hashes) and again.sha256 == made.sha256
+    entries[0].write_bytes(b"damaged")  # worked out again, not an error
+    assert np.array_equal(look_of(path, "image").hashes, made.hashes)
+
+
+def test_near_repeated_text_is_found_by_word_pairs() -> None:
+    question = "What does the man in the red coat pick up after the dog runs past the gate?"
+    reworded = "What does the man in the red coat pick up once the dog runs past the gate?"
+    longer = question + " Answer in one sentence and name the object."
+    other = "Which way is the car at the crossing turning when the light goes green again?"
+    mine = word_pairs(question)
+    assert len(mine) == len(question.split()) - 1
+    # one word changed: 2 of its 16 pairs lost
+    assert containment(mine, word_pairs(reworded)) == pytest.approx(14 / 16)
+    assert containment(mine, word_pairs(longer)) == 1.0  # all of its pairs are in the longer
+    assert containment(mine, word_pairs(other)) < 0.2
+    assert word_pairs("Too short to compare here.") == frozenset()
+    index = TextIndex([Text("A", "question", reworded), Text("B", "question", other),
+                       Text("C", "reference", question)])  # fmt: skip
+    assert [t.owner for t, _ in index.repeats(Text("me", "question", question))] == ["A"]
+
+
+# ---- the build: the command, the pages, the export ---------------------------------------
+
+
+RELEASE_PROMPTS = {
+    "rel-1": "Which of the coloured shapes sits nearest to the left edge of this picture?",
+    "rel-2": "Where is the camera moving as the clip goes on, and what comes into view last?",
+    "rel-3": "How many ellipses in this scene overlap a rectangle of a different colour?",
+}
+
+
+def reference_release(root: Path, media: dict[str, Path]) -> Path:
+    """A release in HSS's format holding `media` (task id -> file)."""
+    rows = []
+    for task_id, path in media.items():
+        target = root / "media" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+        kind = "video" if path.suffix in (".mp4", ".webm") else "image"
+        rows.append(task_row(task_id, f"media/{path.name}", kind, prompt=RELEASE_PROMPTS[task_id]))
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    write_tasks(root / "data" / "test.jsonl", rows)
+    return root
+
+
+@pytest.mark.slow
+def test_build_new_against_a_release_marks_the_near_duplicates_and_export_refuses_them(
+    tmp_path: Path,
+) -> None:
+    made = tmp_path / "made"
+    images, clips = image_variants(made / "images"), clip_variants(made / "clips")
+    release = reference_release(
+        tmp_path / "release",
+        {"rel-1": images["a.png"], "rel-2": clips["long.mp4"], "rel-3": images["other-5.png"]},
+    )
+    pool = tmp_path / "pool"
+    for name in ("a-crop80.png", "other-2.png", "other-3.png", "other-4.png"):
+        save(Image.open(images[name]), pool / name)
+    save(Image.open(images["other-3.png"]), pool / "again" / "other-3-copy.jpg", quality=40)
+    for name in ("cut-3s.mp4", "other-a.mp4"):
+        (pool / name).write_bytes(clips[name].read_bytes())
+    path = tmp_path / "build.sqlite"
+    done = build("new", str(path), "--pool", str(pool), "--authors", "ann",
+                 "--reviewers", "r1,r2,r3", "--against", str(release), "--jobs", "2")  # fmt: skip
+    print(done.stdout)
+    assert "near-duplicates within the pool: 1 pair(s) of items" in done.stdout
+    assert (
+        f"near-duplicates of {release / 'data' / 'test.jsonl'}: 2 pool item(s) repeat one of "
+        "its 3 media file(s) compared" in done.stdout
+    )
+    items = {item.path: item.item_id for item, _, _ in store.pool_items(path)}
+    found = duplicates_of(path)
+    assert {(d.item_id, d.other, d.how) for ds in found.values() for d in ds} == {
+        (items["a-crop80.png"], "rel-1", "crop"),
+        (items["cut-3s.mp4"], "rel-2", "cut"),
+        (items["other-3.png"], items["again/other-3-copy.jpg"], "same picture"),
+        (items["again/other-3-copy.jpg"], items["other-3.png"], "same picture"),
+    }
+    # tasks on the cropped item (its question the release's own) and on an unrelated one
+    repeated = "How many ellipses in the scene overlap a rectangle of a different colour?"
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [
+        task_row("t1", "a-crop80.png", prompt=repeated),
+        task_row("t2", "other-2.png", prompt="How many round shapes overlap a square one here?"),
+    ])  # fmt: skip
+    build("import", str(path), str(tasks), "--author", "ann")
+    flags = {
+        view.task_id: [f for f in store.flags_of(path, view.task_id, 1) if f.kind == REPEATED_TEXT]
+        for view in store.tasks_of_author(path, "ann")
+    }
+    (first, second) = sorted(flags)
+    assert [f.detail for f in flags[first]] == [
+        f"Near-repeated text: its question nearly repeats the question of "
+        f"{release / 'data' / 'test.jsonl'} task rel-3 (83% of word pairs shared)."
+    ]
+    assert flags[second] == []
+    tokens = {name: token for person, token in store.tokens_of(path).items()
+              for name in [person.name]}  # fmt: skip
+    with served(path, dict(os.environ), command="build") as server:
+        import httpx
+
+        with httpx.Client(base_url=server.base) as client:
+            home = client.get(f"/b/{tokens['ann']}").text
+            crop_page = client.get(f"/b/{tokens['ann']}/task/{first}").text
+            reviewer = next(
+                name for name in ("r1", "r2", "r3")
+                if store.next_review(path, name)[1] is not None
+                and store.next_review(path, name)[1].task_id == first  # type: ignore[union-attr]
+            )  # fmt: skip
+            review = client.get(f"/b/{tokens[reviewer]}").text
+    assert home.count("<td class=duplicate>") == 4
+    assert "crop of the reference release&#x27;s task rel-1 (media/a.png" in crop_page
+    assert "Near-repeated text: its question nearly repeats" in review
+    admit_all(path)
+    out = tmp_path / "out"
+    refused = build("export", str(path), "--out", str(out), ok=False)
+    assert refused.returncode == 1 and not out.exists()
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith(
+        f"hss-inspect build: task {first}: its item {items['a-crop80.png']} is a crop of "
+    )
+    assert "rel-1" in line and "--allow-duplicates" in line
+    build("export", str(path), "--out", str(out), "--allow-duplicates")
+    rows = [json.loads(r) for r in (out / "data" / "test.jsonl").read_text().splitlines()]
+    assert len(rows) == 2
+    assert {d.against for ds in found.values() for d in ds} == {RELEASE, "pool"}
+
+
+def admit_all(path: Path) -> None:
+    """Pass every round of every task in review."""
+    while store.awaiting_review(path):
+        for reviewer in store.names_of(path, "reviewer"):
+            slot, _, _, _ = store.next_review(path, reviewer)
+            if slot is not None:
+                key = (slot.task_id, slot.revision, slot.round)
+                store.decide(path, reviewer, key, "pass", None, None, 3)
+
+
+@pytest.mark.slow
+def test_the_default_release_out_of_reach_is_one_line_and_a_named_one_stops_the_build(
+    tmp_path: Path,
+) -> None:
+    pool = tmp_path / "pool"
+    save(scene(2), pool / "a.png")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    people = ("--authors", "ann", "--reviewers", "r1,r2,r3")
+    done = build("new", str(tmp_path / "b.sqlite"), "--pool", str(pool), *people, env=env)
+    skipped = [line for line in done.stdout.splitlines() if "ScaleAI/HSS" in line]
+    assert len(skipped) == 1, done.stdout
+    assert skipped[0].startswith("near-duplicates of ScaleAI/HSS: not checked, the release was")
+    assert "--against DIR" in skipped[0] and "--against none" in skipped[0]
+    done = build("new", str(tmp_path / "c.sqlite"), "--pool", str(pool), *people,
+                 "--against", "none", env=env)  # fmt: skip
+    assert "near-duplicates of a reference release: not checked (--against none)" in done.stdout
+    missing = tmp_path / "no-such-release"
+    refused = build("new", str(tmp_path / "d.sqlite"), "--pool", str(pool), *people,
+                    "--against", str(missing), env=env, ok=False)  # fmt: skip
+    (line,) = refused.stderr.strip().splitlines()
+    assert refused.returncode == 1 and line.startswith(f"hss-inspect build: --against {missing}: ")
+    assert not (tmp_path / "d.sqlite").exists()  # refused before the build was written
