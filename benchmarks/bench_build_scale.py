@@ -5,7 +5,7 @@ build made by another commit's package beside it.
 Each side, in its own folder over the same pool:
 
   new       `hss-inspect build new` on the pool (9 in 10 items small JPEGs, 1 in 10 short
-            clips, each file distinct)
+            clips, none a near-duplicate of another), against no reference release
   import    one `hss-inspect build import` an author of about 173 rows (3,466 in all), each
             row on its own pool item; then the first author's rows again, `--repeats` times,
             into a build of a pool of only their items: an import's cost should grow with
@@ -47,7 +47,6 @@ import re
 import shutil
 import sqlite3
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -104,36 +103,28 @@ def item_name(n: int) -> str:
 
 
 def make_pool(pool: Path, items: int) -> None:
-    """Small distinct JPEGs; the clips are a few encoded ones, each file made distinct by a
-    trailing MP4 `free` box holding its number (a box every reader skips)."""
+    """Small JPEGs and 2-second clips, each of its own random cells (so no two are near
+    duplicates of each other), the clips panning over theirs."""
     pool.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
-    bases = [encoded_clip(pool / f".base_{k}.mp4", k) for k in range(8)]
     for n in range(items):
-        path = pool / item_name(n)
-        if path.suffix == ".mp4":
-            number = f"hss-bench item {n}".encode()
-            box = struct.pack(">I4s", 8 + len(number), b"free") + number
-            path.write_bytes(bases[n % len(bases)] + box)
+        cells = rng.integers(0, 255, (6, 10, 3), dtype=np.uint8)
+        if item_name(n).endswith(".mp4"):
+            write_clip(pool / item_name(n), np.asarray(Image.fromarray(cells).resize((320, 96))))
         else:
-            pixels = rng.integers(0, 255, (12, 16, 3), dtype=np.uint8)
-            Image.fromarray(pixels).resize((160, 120)).save(path, quality=80)
-    for k in range(len(bases)):
-        (pool / f".base_{k}.mp4").unlink()
+            Image.fromarray(cells).resize((160, 96)).save(pool / item_name(n), quality=80)
 
 
-def encoded_clip(path: Path, seed: int, fps: int = 10, seconds: int = 2) -> bytes:
-    width, height = 160, 96
+def write_clip(path: Path, scene: np.ndarray, fps: int = 5, frames: int = 10) -> None:
     with av.open(str(path), "w") as container:
         video = container.add_stream("libx264", rate=fps, options={"preset": "ultrafast"})
-        video.width, video.height, video.pix_fmt = width, height, "yuv420p"
-        for index in range(fps * seconds):
-            pixels = np.full((height, width, 3), (seed * 29 + index * 7) % 256, dtype=np.uint8)
-            frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
+        video.width, video.height, video.pix_fmt = 160, 96, "yuv420p"
+        for index in range(frames):
+            view = np.ascontiguousarray(scene[:, index * 8 : index * 8 + 160])
+            frame = av.VideoFrame.from_ndarray(view, format="rgb24")
             frame.pts, frame.time_base = index, Fraction(1, fps)
             container.mux(video.encode(frame))
         container.mux(video.encode())
-    return path.read_bytes()
 
 
 def task_rows(items: int, tasks: int) -> list[dict[str, Any]]:
@@ -384,8 +375,16 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 
 def new_build(build: Path, pool: Path, authors: int, reviewers: int, env: dict[str, str]) -> float:
+    against = ["--against", "none"] if supports_against(env) else []
     return timed(["new", str(build), "--pool", str(pool), "--authors", str(authors),
-                  "--reviewers", str(reviewers), "--jobs", "2"], env)[0]  # fmt: skip
+                  "--reviewers", str(reviewers), "--jobs", "2", *against], env)[0]  # fmt: skip
+
+
+def supports_against(env: dict[str, str]) -> bool:
+    """Whether the side's `build new` checks a reference release (a baseline may not)."""
+    done = subprocess.run([HSS_INSPECT, "build", "new", "--help"], env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    return "--against" in done.stdout
 
 
 def funnel_printed(text: str) -> list[int]:
