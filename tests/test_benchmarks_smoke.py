@@ -128,3 +128,14 @@ def test_the_scale_plan_is_the_papers_funnel_at_its_size() -> None:
     drops = Counter(p.drop_round for p in plan.values())
     assert drops == {1: 3466 - 1164, 2: 1164 - 559, 3: 559 - 522, None: 522}
     assert sum(p.edit_round is not None for p in plan.values()) == 173  # 5%
+
+
+def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Path) -> None:
+    from benchmarks.bench_duplicates import run
+
+    result = run(images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, root=tmp_path)
+    assert result["all_planted_found"] is True and result["unplanted_found"] == []
+    assert len(result["planted"]) == 4  # two crops, a cut, a copy within the pool
+    for key in ("clip_look_vs_full_decode", "warm_vs_cold_clip", "matching_s"):
+        assert float(result[key]) > 0, key
+    assert result["paper_scale_matching"]["release_items"] == 522

@@ -24,7 +24,7 @@ from inspect_ai.log import read_eval_log
 from hss_inspect.core.errors import InputError
 from hss_inspect.human.answers import jsonl_answers
 from hss_inspect.human.assign import Assignable, assign
-from hss_inspect.human.pages import ANSWER_MAX_CHARS
+from hss_inspect.web.answers import ANSWER_MAX_CHARS
 from tests.support.human_study import (
     TASKS,
     build_release,

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageOps
 
+from hss_inspect.lmms.__main__ import tasks_folder
 from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS, build_repo
 from tests.support.runs import CANDIDATE, run_eval
 from tests.support.servers import scripted_models
@@ -111,7 +112,6 @@ def judge_conversations(requests: list[dict[str, Any]]) -> list[list[tuple[str, 
 def lmms_env(base_url: str, task_args: dict[str, Any], cache: Path) -> dict[str, str]:
     return {
         **os.environ,
-        "LMMS_EVAL_PLUGINS": "hss_inspect.lmms",
         "HSS_TASK_ARGS": json.dumps(task_args),
         "HSS_MODEL": CANDIDATE,
         "HSS_INSPECT_CACHE": str(cache),
@@ -139,6 +139,8 @@ def run_lmms(
         f"model_version=candidate,base_url={base_url},api_key=test-key,num_concurrent=4",
         "--tasks",
         task,
+        "--include_path",
+        str(tasks_folder()),
         "--output_path",
         str(out),
         "--log_samples",

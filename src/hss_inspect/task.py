@@ -21,6 +21,7 @@ from hss_inspect.conditions.answer import answer
 from hss_inspect.conditions.preflight import check_before_run, check_media_cache, check_role_models
 from hss_inspect.conditions.solver import hss_input, human_answer, oracle_answer
 from hss_inspect.conditions.turn import limits_record
+from hss_inspect.construction.blind import human_answers, is_build
 from hss_inspect.core import options as opt
 from hss_inspect.core.errors import InputError, SetupError
 from hss_inspect.core.options import DEFAULTS, OptionList
@@ -389,13 +390,16 @@ def hss_human(
     judge_retries: int = DEFAULTS["judge_retries"],
     **kwargs: Any,
 ) -> Task:
-    """People's answers (a study, or another platform's JSONL) graded by the `grader` judge.
+    """People's answers (a study, a build's blind answers, or another platform's JSONL)
+    graded by the `grader` judge.
 
     Args:
-        answers: human study: a study's SQLite file (`hss-inspect human new`) or a JSONL
-            file of answers (`task_id`, `annotator`, `answer`, `confidence`, `seconds`,
-            `view`)
-        dataset: as for `hss`; for a study, its own dataset and commit unless given.
+        answers: human study: a study's SQLite file (`hss-inspect human new`), a build's
+            (`hss-inspect build new --blind-answers`: the reviewers' blind answers to the
+            dataset's tasks) or a JSONL file of answers (`task_id`, `annotator`, `answer`,
+            `confidence`, `seconds`, `view`)
+        dataset: as for `hss`; for a study, its own dataset and commit unless given; for
+            a build, its export (or the folder `hss-inspect build check` writes).
         revision: as for `hss`.
         media: as for `hss`.
         domains: as for `hss`.
@@ -411,13 +415,15 @@ def hss_human(
             "human new) or -T answers=answers.jsonl"
         )
     path = Path(o["answers"]).expanduser()
-    found = read_answers(path)
+    source = study_source(path, o["dataset"], o["revision"])
+    found = None if is_build(path) else read_answers(path)
     if roles_known(active_model()):  # else each sample checks them when it starts
         check_role_names()
         require_roles(False)
         check_role_models()
-    source = study_source(path, o["dataset"], o["revision"])
     release = open_release(*source)
+    if found is None:  # a build: its blind answers to the tasks of the dataset given
+        found = human_answers(path, {row.task_id for row in release.read_rows()})
     rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
     samples, unanswered = human_dataset(release, rows, found, path)
     return Task(
@@ -447,8 +453,14 @@ def hss_human(
 
 
 def study_source(path: Path, dataset: str, revision: str) -> tuple[str, str]:
-    """The dataset and revision to grade against: a study's own, unless others are given."""
+    """The dataset and revision to grade against: a study's own, unless others are given;
+    for a build's blind answers, the one given."""
     given = (dataset, revision) != (DEFAULTS["dataset"], DEFAULTS["revision"])
+    if not given and is_build(path):
+        raise SetupError(
+            f"-T answers={path} is a build: give -T dataset= its export (`hss-inspect build "
+            "export`), the split whose tasks its blind answers answer"
+        )
     if given or not is_study(path):
         return dataset, revision
     settings = settings_of(path)

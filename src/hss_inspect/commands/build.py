@@ -8,7 +8,6 @@ import argparse
 import os
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from hss_inspect.commands.arguments import add_pairs_argument, named_pairs, people_names
@@ -71,6 +70,8 @@ def add_new(new: argparse.ArgumentParser) -> None:
         help="media: the image, or the clip in a player; frames: the frames and time labels "
         "a model is sent at these settings [media]",
     )  # fmt: skip
+    new.add_argument("--blind-answers", action="store_true", help="each review round opens "
+                     "with the media and question alone: the reviewer answers first")  # fmt: skip
     add_flags(new, (*FRAME_OPTIONS, "frame_bytes_budget"))
     new.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     new.add_argument(
@@ -133,13 +134,15 @@ def run_new(args: argparse.Namespace) -> int:
     reviewers = people_names(args.reviewers, "--reviewers", "reviewer")
     reference = open_reference(args.against, args.revision, args.jobs)  # before the build
     _, scan = new_build(
-        args.build, args.pool, authors, reviewers, args.seed, args.view, media, args.prefix
-    )
+        args.build, args.pool, authors, reviewers, args.seed, args.view, media, args.prefix,
+        args.blind_answers,
+    )  # fmt: skip
     kinds = {kind: sum(i.media_type == kind for i in scan.items) for kind in ("image", "video")}
     print(
         f"build {args.build}: {len(scan.items)} pool items ({kinds['image']} images, "
         f"{kinds['video']} clips) from {args.pool}, {len(authors)} author(s), "
         f"{len(reviewers)} reviewer(s), {args.view} view"
+        + (", blind answers in review" if args.blind_answers else "")
     )
     for line in scan.skipped:
         print(f"  skipped {line}")
@@ -178,6 +181,7 @@ def run_links(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.blind import status_lines
     from hss_inspect.construction.funnel import AUTHOR_COUNTS, REVIEWER_COUNTS, funnel
     from hss_inspect.construction.store import build_funnel_inputs, pool_items
     from hss_inspect.core.markdown import aligned
@@ -198,6 +202,8 @@ def run_status(args: argparse.Namespace) -> int:
         rows += [[p.name, *(str(p.counts[n]) for n in names), median_text(p.median_minutes)]
                  for p in people]  # fmt: skip
         print("\n".join(aligned(rows)))
+    for line in status_lines(args.build):
+        print(line)
     return 0
 
 
@@ -206,14 +212,14 @@ def median_text(minutes: float | None) -> str:
 
 
 def run_funnel(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.blind import answers_if_asked
     from hss_inspect.construction.funnel import funnel
     from hss_inspect.construction.funnel_report import render
     from hss_inspect.construction.store import histories, settings_of
 
     rounds = int(settings_of(args.build)["rounds"])
-    text = render(
-        funnel(histories(args.build), rounds), args.format, f"Funnel of {args.build.name}"
-    )
+    text = render(funnel(histories(args.build), rounds), args.format,
+                  f"Funnel of {args.build.name}", answers_if_asked(args.build))  # fmt: skip
     if args.out is None:
         sys.stdout.write(text)
     else:
@@ -224,44 +230,37 @@ def run_funnel(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     from hss_inspect.construction import check, store
-    from hss_inspect.construction.export import link_file, write_release
 
     roles = named_pairs(args.roles, "--model-role", "grader=MODEL")
     if "grader" not in roles:
         raise InputError("--model-role grader=<provider/model> is required: the judge that "
                          "grades the references (and the blind answers)")  # fmt: skip
     check.check_model_names(roles["grader"], args.models)
-    views = store.awaiting_review(args.build)
-    done = {(t, r) for t, r, kind, _ in store.checked(args.build) if kind == "reference"}
-    chosen = [v for v in views if args.all or (v.task_id, v.revision) not in done]
-    if not chosen:
-        print(f"nothing to check: {len(views)} task(s) in review, each checked at its revision "
-              "(--all checks them again)")  # fmt: skip
+    plan = check.plan_checks(
+        args.build, roles["grader"], args.models, args.epochs, args.log_dir, args.all
+    )
+    if not plan.runs:
+        print(f"nothing to check: {len(store.awaiting_review(args.build))} task(s) in review, "
+              "each checked at its revision, every blind answer graded (--all: again)")  # fmt: skip
         return 0
-    settings = store.settings_of(args.build)
-    stamp = datetime.now(tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = args.build.with_name(f"{args.build.stem}.checks") / stamp
-    log_dir = args.log_dir or folder / "logs"
-    runs = check.check_runs(folder / "release", roles["grader"], args.models, args.epochs, log_dir)
-    print(f"checking {len(chosen)} task(s) in review; the evals:")
-    for planned in runs:
+    print(f"checking {len(plan.chosen)} task(s) in review, grading the blind answers to "
+          f"{len(plan.answered)} task(s); the evals:")  # fmt: skip
+    for planned in plan.runs:
         print(f"  {planned.command}")
     if args.dry_run:
         return 0
-    write_release(
-        [(v, v.item) for v in chosen], Path(settings["pool"]), folder / "release", link_file
-    )
-    outcome = check.store_check_flags(args.build, chosen, check.run_evals(runs, log_dir), log_dir)
+    outcome = check.run_plan(args.build, plan)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
     print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
-          f"their rubric, {flagged['blind']} blind pass(es); logs in {log_dir}")  # fmt: skip
+          f"their rubric, {flagged['blind']} blind pass(es); {outcome.graded} blind answer(s) "
+          f"graded, {outcome.met} met the rubric; logs in {plan.log_dir}")  # fmt: skip
     return 1 if outcome.failed else 0
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from hss_inspect.construction import store
+    from hss_inspect.construction import blind, store
     from hss_inspect.construction.duplicates import refuse_release_duplicates
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
@@ -272,10 +271,14 @@ def run_export(args: argparse.Namespace) -> int:
     tasks = store.admitted(args.build)
     if not args.allow_duplicates:
         refuse_release_duplicates(args.build, tasks)
-    written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title)
+    baseline = blind.baseline_lines(args.build)  # the split's own human baseline, if measured
+    written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title,
+                             baseline)  # fmt: skip
     print(
         f"wrote {len(written.rows)} admitted task(s) and {written.media_bytes / 1e6:.1f} MB of "
         f"media to {args.out} (rows, checksums.sha256, README.md); evaluate with: inspect eval "
         f"hss_inspect/hss -T dataset={args.out} --model <model> --model-role grader=<judge>"
     )
+    for line in baseline:
+        print(line)
     return 0

@@ -4,6 +4,7 @@ rounds, counted as a funnel, and written as a release the tasks load. A build is
 SQLite file; its pages are served on the same web machinery as the human study (`web/`).
 
 - `app`: the web app: authors' and reviewers' private pages, the media (Starlette).
+- `blind_pages`: a review round's blind step: the media and question alone, the answer form.
 - `pages`: the pages: the pool, the authoring form beside the principles, the review form.
 - `create`: a new build (the pool scanned, people and links), and tasks imported into one.
 - `check`: the reference and blind checks as `inspect eval` runs, read back as flags.
@@ -13,9 +14,11 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `export`: the admitted tasks as a release folder with checksums and a dataset card.
 - `funnel_report`: the funnel as Markdown, JSON, or HTML with a Fig. 8 style plot.
 - `funnel`: the funnel's arithmetic over the tasks' histories: net survivors per round.
+- `blind`: reviewers' blind answers, stored once before the reveal, and their grades.
 - `store`: the build's SQLite file: pool, people, tasks, revisions, reviews, flags.
 - `authoring`: what an author writes and the rules a draft meets to go to review.
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
+- `consensus`: blind answers that met the rubric; the split's human baseline, pure.
 - `rules`: the rounds, principles, verdicts and reasons to drop, from task_configs.
 """

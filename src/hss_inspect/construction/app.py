@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hss_inspect.construction import pages, store
+from hss_inspect.construction import blind, blind_pages, pages, store
 from hss_inspect.construction.authoring import (
     Draft,
     criteria_lines,
@@ -30,6 +30,7 @@ from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.options import media_settings
 from hss_inspect.web import server as web
+from hss_inspect.web.answers import ANSWER_MAX_CHARS, answer_problem
 from hss_inspect.web.media import FrameStore, ShownFrames
 from hss_inspect.web.tokens import holder_of
 
@@ -39,7 +40,7 @@ ROUTES = (
     ("GET", "", "home"), ("GET", "/item/{item_id}", "item_page"),
     ("GET", "/task/{task_id}", "task_page"), ("POST", "/task", "save"),
     ("POST", "/verdict", "verdict"), ("GET", "/media/{item_id}", "media"),
-    ("GET", "/frames/{index:int}/{item_id}", "frame"),
+    ("GET", "/frames/{index:int}/{item_id}", "frame"), ("POST", "/blind", "blind_answer"),
 )  # fmt: skip
 # The largest form a page sends: the texts' own limits, with room for their escaping.
 FORM_MAX_BYTES = 256_000
@@ -61,6 +62,7 @@ class BuildServer:
         self.tokens = store.tokens_of(build)
         self.items = store.items_by_id(build)
         self.rounds = int(settings["rounds"])
+        self.blind = bool(settings.get(blind.SETTING, False))
         media = media_settings(settings["media"])
         self.frames = (
             FrameStore(media.frames, media.frame_bytes_budget)
@@ -196,26 +198,62 @@ class BuildServer:
         person: store.Person,
         problem: str = "",
         kept: dict[str, str] | None = None,
+        status: int = 422,
     ) -> Any:
         slot, task, decided, dealt = await web.blocking(store.next_review, self.build, person.name)
         if slot is None or task is None:
             return web.html(pages.no_review_page(person.name, decided, dealt))
-        flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
         frames = await self.shown_frames(self.items[task.item.item_id])
+        own = ""
+        if self.blind:  # the round opens with the media and the question alone
+            key = (slot.task_id, slot.revision, slot.round)
+            mine = await web.blocking(blind.answer_of, self.build, key, person.name)
+            if mine is None:
+                body = blind_pages.blind_page(
+                    self.base(request), person.name, slot, task, frames, decided, dealt,
+                    problem, (kept or {}).get("answer", ""),
+                )  # fmt: skip
+                return web.html(body, status if problem else 200)
+            own = blind_pages.own_answer(*mine)
+        flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
         body = pages.review_page(
             self.base(request), person.name, slot, task, flags, frames, decided, dealt,
-            problem, kept,
+            problem, kept, own,
         )  # fmt: skip
-        return web.html(body, 422 if problem else 200)
+        return web.html(body, status if problem else 200)
+
+    async def blind_answer(self, request: Any) -> Any:
+        """Store the reviewer's own answer to the round, once: a different answer sent
+        later is refused (409) and the first stays."""
+        person = self.person(request, "reviewer")
+        form = await request.form(max_part_size=4 * ANSWER_MAX_CHARS)
+        kept = {k: str(form.get(k, "")) for k in ("answer", "confidence")}
+        slot = slot_of(form)
+        stored = await web.blocking(blind.answer_of, self.build, slot, person.name)
+        if stored is not None and stored[0] != kept["answer"]:
+            body = blind_pages.refused_page(self.base(request), person.name, slot, *stored)
+            return web.html(body, 409)
+        problem = answer_problem(kept["answer"], kept["confidence"])
+        if stored is None and problem:
+            return await self.review(request, person, problem, kept)
+        if stored is None:
+            await web.blocking(
+                blind.store_answer, self.build, person.name, slot, kept["answer"],
+                kept["confidence"],
+            )  # fmt: skip
+        return web.redirect(self.base(request))
 
     async def verdict(self, request: Any) -> Any:
         person = self.person(request, "reviewer")
         form = await request.form(max_part_size=FORM_MAX_BYTES)
         kept = {k: str(form.get(k, "")) for k in ("verdict", "reason", "other", "feedback")}
-        try:
-            slot = (str(form["task_id"]), int(form["revision"]), int(form["round"]))
-        except (KeyError, ValueError):
-            raise web.not_found() from None
+        slot = slot_of(form)
+        if (
+            self.blind
+            and await web.blocking(blind.answer_of, self.build, slot, person.name) is None
+        ):
+            first = "Write your own answer first: no verdict before it. Nothing was stored."
+            return await self.review(request, person, first, status=409)
         problem = verdict_problem(kept)
         if problem:
             return await self.review(request, person, problem, kept)
@@ -260,6 +298,14 @@ class BuildServer:
 
 def whole_or_zero(text: str) -> int:
     return int(text) if text.isdigit() else 0
+
+
+def slot_of(form: Any) -> tuple[str, int, int]:
+    """The round a form is about (task id, revision, round); 404 when it names none."""
+    try:
+        return (str(form["task_id"]), int(form["revision"]), int(form["round"]))
+    except (KeyError, ValueError):
+        raise web.not_found() from None
 
 
 def float_or_now(text: str) -> float:

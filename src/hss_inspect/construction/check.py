@@ -5,6 +5,9 @@ of the benchmark run through `inspect eval` with the user's own models, so it is
   condition): a reference that does not meet its own criteria is a rubric defect.
 - `blind`: the question alone put to a model (the blind control, Sec. 3.1): a task
   answered from its text alone may not need its media (principle 1, Sec. 2.3).
+- `answers` (a build made with `--blind-answers`): the reviewers' own answers graded by the
+  same judge and rubric through `hss_human`, as a human study's are; their grades are
+  stored beside them (`blind`), never shown to a reviewer.
 
 The tasks in review are written as a release (links to the pool's files) under the build's
 checks folder, the evals read it, and what each found is stored on its revision as a flag
@@ -19,15 +22,18 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from hss_inspect.construction import store
 from hss_inspect.construction.store import Flag, TaskView
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.settings import HUMAN_CONDITION
 from hss_inspect.report.records import AttemptRecord
 
-REFERENCE, BLIND = "reference", "blind"
+REFERENCE, BLIND, ANSWERS = "reference", "blind", "answers"
 ORACLE_TASK, BLIND_TASK = "hss_inspect/hss_oracle", "hss_inspect/hss_blind"
+HUMAN_TASK = "hss_inspect/hss_human"
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,65 @@ def check_runs(
     runs = [CheckRun(REFERENCE, "none", argv(ORACLE_TASK, "none", 1))]
     runs += [CheckRun(BLIND, model, argv(BLIND_TASK, model, epochs)) for model in models]
     return runs
+
+
+def answers_run(build: Path, release: Path, grader: str, log_dir: Path) -> CheckRun:
+    """The reviewers' blind answers to the release's tasks, graded as people's answers."""
+    return CheckRun(ANSWERS, "none", (
+        "inspect", "eval", HUMAN_TASK, "-T", f"answers={build}", "-T", f"dataset={release}",
+        "--model", "none", "--model-role", f"grader={grader}", "--log-dir", str(log_dir),
+    ))  # fmt: skip
+
+
+@dataclass
+class CheckPlan:
+    """What one `build check` does: the tasks in review it checks, the tasks whose blind
+    answers it grades (each at its latest submitted revision), and its evals."""
+
+    folder: Path
+    log_dir: Path
+    chosen: list[TaskView]
+    answered: list[TaskView]
+    runs: list[CheckRun]
+
+
+def plan_checks(
+    build: Path,
+    grader: str,
+    models: Sequence[str],
+    epochs: int,
+    log_dir: Path | None,
+    again: bool,
+) -> CheckPlan:
+    """The tasks in review not checked at their revision (all, `again`), the blind answers
+    not graded (all, `again`), and the evals that check and grade them."""
+    from hss_inspect.construction import blind
+
+    views = store.awaiting_review(build)
+    done = {(t, r) for t, r, kind, _ in store.checked(build) if kind == REFERENCE}
+    chosen = [v for v in views if again or (v.task_id, v.revision) not in done]
+    answered = blind.to_grade(build, again)
+    stamp = datetime.now(tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    folder = build.with_name(f"{build.stem}.checks") / stamp
+    log_dir = log_dir or folder / "logs"
+    runs = check_runs(folder / "release", grader, models, epochs, log_dir) if chosen else []
+    if answered:
+        runs.append(answers_run(build, folder / ANSWERS, grader, log_dir))
+    return CheckPlan(folder, log_dir, chosen, answered, runs)
+
+
+def run_plan(build: Path, plan: CheckPlan) -> CheckOutcome:
+    """Write the releases the evals read (links to the pool's files), run the evals, and
+    store what they found."""
+    from hss_inspect.construction.export import link_file, write_release
+
+    pool = Path(store.settings_of(build)["pool"])
+    for views, folder in ((plan.chosen, plan.folder / "release"),
+                          (plan.answered, plan.folder / ANSWERS)):  # fmt: skip
+        if views:
+            write_release([(v, v.item) for v in views], pool, folder, link_file)
+    logs = run_evals(plan.runs, plan.log_dir)
+    return store_check_flags(build, plan.chosen, logs, plan.log_dir, plan.answered)
 
 
 def reference_flags(
@@ -149,12 +214,20 @@ class CheckOutcome:
 
     flagged: dict[str, int] = field(default_factory=lambda: {REFERENCE: 0, BLIND: 0})
     failed: list[tuple[str, str]] = field(default_factory=list)
+    graded: int = 0  # blind answers graded
+    met: int = 0  # of which met the rubric
 
 
 def store_check_flags(
-    build: Path, chosen: Sequence[TaskView], logs: Sequence[str], log_dir: Path
+    build: Path,
+    chosen: Sequence[TaskView],
+    logs: Sequence[str],
+    log_dir: Path,
+    answered: Sequence[TaskView] = (),
 ) -> CheckOutcome:
-    """Read the checks' logs and store what they found on each task's revision."""
+    """Read the checks' logs and store what they found on each task's revision, and the
+    grades of the blind answers on theirs."""
+    from hss_inspect.construction.blind import store_grades
     from hss_inspect.report.records import read_log
 
     if not logs:
@@ -165,6 +238,10 @@ def store_check_flags(
         info, records = read_log(path)
         if info.status != "success":
             outcome.failed.append((path, info.status))
+        if info.condition == HUMAN_CONDITION:
+            graded, met = store_grades(build, records, answered, path)
+            outcome.graded, outcome.met = outcome.graded + graded, outcome.met + met
+            continue
         found = (
             reference_flags(records, views) if info.condition == "oracle" else blind_flags(records)
         )

@@ -35,8 +35,11 @@ def new_build(
     view: str,
     media: MediaSettings,
     prefix: str,
+    blind_answers: bool = False,
 ) -> tuple[dict[store.Person, str], PoolScan]:
-    """Write the build; each person's token per role, and what the pool held."""
+    """Write the build; each person's token per role, and what the pool held. With
+    `blind_answers`, each review round opens with the media and the question alone and
+    stores the reviewer's own answer before the reveal (`blind`)."""
     if not pool.is_dir():
         raise InputError(f"--pool {pool}: no such folder; give the folder of images and clips")
     check_enough_reviewers(reviewers, authors, rules().rounds)
@@ -53,6 +56,7 @@ def new_build(
         "media": option_values(media),
         "prefix": prefix,
         "rounds": rules().rounds,
+        "blind_answers": blind_answers,
         "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
     }
     tokens = store.create_build(path, settings, scan.items, authors, reviewers)

@@ -49,9 +49,11 @@ class Duplicate:
     how: str
 
     def describe(self) -> str:
-        where = "pool item" if self.against == POOL else "the reference release's task"
+        if self.against == POOL:
+            return f"{self.how} of pool item {self.other} (distance {self.distance:.2f})"
         return (
-            f"{self.how} of {where} {self.other} ({self.other_path}, distance {self.distance:.2f})"
+            f"{self.how} of the reference release's task {self.other} ({self.other_path}, "
+            f"distance {self.distance:.2f})"
         )
 
 

@@ -104,7 +104,10 @@ def export_release(
     funnel: Funnel,
     settings: dict[str, Any],
     title: str,
+    baseline: Sequence[str] = (),
 ) -> Written:
+    """The release folder, its card with the split's own human baseline when the build
+    measured one (`baseline`: `blind.baseline_lines`)."""
     if not tasks:
         raise InputError(
             "no task is admitted yet: nothing to export (`hss-inspect build status` shows "
@@ -112,7 +115,7 @@ def export_release(
         )
     written = write_release(tasks, pool, out, copy_file)
     write_checksums(out, written.rows)
-    card = dataset_card(written.rows, funnel, settings, title)
+    card = dataset_card(written.rows, funnel, settings, title, baseline)
     (out / CARD_FILE).write_text(card, encoding="utf-8")
     return written
 
@@ -146,7 +149,11 @@ def taxonomy_rows(rows: Sequence[TaskRow]) -> list[list[str]]:
 
 
 def dataset_card(
-    rows: Sequence[TaskRow], funnel: Funnel, settings: dict[str, Any], title: str
+    rows: Sequence[TaskRow],
+    funnel: Funnel,
+    settings: dict[str, Any],
+    title: str,
+    baseline: Sequence[str] = (),
 ) -> str:
     criteria = sum(len(row.criteria) for row in rows)
     single = sum(len(row.criteria) == 1 for row in rows)
@@ -170,6 +177,7 @@ def dataset_card(
         "## The funnel (Fig. 8)",
         table(STAGE_HEADER, stage_rows(funnel)),
         summary_line(funnel),
+        *baseline_section(baseline),
         "## Tasks by domain, subdomain and media",
         table(["domain", "subdomain", *MEDIA_TYPES, "tasks"], taxonomy_rows(rows)),
         "## How it was built",
@@ -180,6 +188,20 @@ def dataset_card(
     return card_header(title, len(rows)) + "\n" + "\n\n".join(body) + "\n"
 
 
+def baseline_section(lines: Sequence[str]) -> list[str]:
+    """The split's own human baseline (a build made with `--blind-answers`), else nothing."""
+    if not lines:
+        return []
+    how = (
+        "Each review round opened with the media and the question alone: the reviewer wrote "
+        "their own answer, stored before the reference answer and the rubric were shown, and "
+        "the judge graded it against the task's rubric as it grades a model's answer "
+        "(`hss_human`). pass@1 is over the admitted tasks, each the mean of its answers; the "
+        "interval resamples tasks: the measure of the paper's human baseline (Sec. 3.1)."
+    )
+    return ["## Human baseline (principle 3, measured blind)", how, *lines]
+
+
 def settings_rows(settings: dict[str, Any], funnel: Funnel, exported: str) -> list[list[str]]:
     return [
         ["media pool", Path(str(settings["pool"])).name],
@@ -187,6 +209,7 @@ def settings_rows(settings: dict[str, Any], funnel: Funnel, exported: str) -> li
         ["reviewers", str(len(funnel.reviewers))],
         ["review rounds", str(rules().rounds)],
         ["what reviewers saw", str(settings["view"])],
+        ["blind answers in review", "yes" if settings.get("blind_answers") else "no"],
         ["seed (the dealing of reviews)", str(settings["seed"])],
         ["build made", str(settings["created"])],
         ["exported", exported],

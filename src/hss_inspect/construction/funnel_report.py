@@ -8,6 +8,15 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from html import escape
 
+from hss_inspect.construction.consensus import (
+    TASK_HEADER,
+    TaskAnswers,
+    consensus_lines,
+    overall_line,
+    task_rows,
+    totals,
+    without_consensus,
+)
 from hss_inspect.construction.funnel import AUTHOR_COUNTS, REVIEWER_COUNTS, Funnel, PersonCounts
 from hss_inspect.construction.rules import rules
 from hss_inspect.core.markdown import html_table, table
@@ -112,7 +121,42 @@ def summary_line(f: Funnel) -> str:
     )
 
 
-def markdown(f: Funnel, title: str) -> str:
+BLIND_HEADING = "Blind answers: principle 3 measured (Sec. 2.3)"
+
+
+def blind_markdown(answers: Sequence[TaskAnswers] | None) -> list[str]:
+    """The section of a build that asks for blind answers (none otherwise)."""
+    if answers is None:
+        return []
+    rows = table(TASK_HEADER, task_rows(answers)) if answers else "No blind answer yet."
+    return [f"## {BLIND_HEADING}", overall_line(answers), rows, *consensus_lines(answers)]
+
+
+def blind_json(answers: Sequence[TaskAnswers] | None) -> dict[str, object]:
+    if answers is None:
+        return {}
+    every = totals(answers)
+    return {
+        "blind_answers": {
+            "answers": every.answers, "graded": every.graded, "met": every.met,
+            "tasks": [asdict(t) for t in answers],
+            "admitted_without_consensus": [t.task_id for t in without_consensus(answers)],
+        }
+    }  # fmt: skip
+
+
+def blind_html(answers: Sequence[TaskAnswers] | None) -> list[str]:
+    if answers is None:
+        return []
+    rows = [[escape(c) for c in row] for row in task_rows(answers)]
+    return [
+        f"<h2>{escape(BLIND_HEADING)}</h2><p>{escape(overall_line(answers))}</p>",
+        html_table(TASK_HEADER, rows),
+        *(f"<p>{escape(line)}</p>" for line in consensus_lines(answers)),
+    ]
+
+
+def markdown(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
     parts = [
         f"# {title}",
         table(STAGE_HEADER, stage_rows(f)),
@@ -125,22 +169,24 @@ def markdown(f: Funnel, title: str) -> str:
         table(AUTHOR_HEADER, author_rows(f)),
         "## Reviewers",
         table(REVIEWER_HEADER, reviewer_rows(f)),
+        *blind_markdown(answers),
     ]
     return "\n\n".join(parts) + "\n"
 
 
-def as_json(f: Funnel, title: str) -> str:
+def as_json(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
     paper_authored, paper_after = construction_funnel()
     payload = {
         "title": title,
         **asdict(f),
         "yield": f.yield_share,
         "paper": {"authored": paper_authored, "after_rounds": list(paper_after)},
+        **blind_json(answers),
     }
     return json.dumps(payload, indent=2) + "\n"
 
 
-def html_page(f: Funnel, title: str) -> str:
+def html_page(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
     tables = [
         html_table(STAGE_HEADER, [[escape(c) for c in row] for row in stage_rows(f)]),
         f"<p>{escape(summary_line(f))}</p>",
@@ -153,6 +199,7 @@ def html_page(f: Funnel, title: str) -> str:
         html_table(AUTHOR_HEADER, [[escape(c) for c in row] for row in author_rows(f)]),
         "<h2>Reviewers</h2>",
         html_table(REVIEWER_HEADER, [[escape(c) for c in row] for row in reviewer_rows(f)]),
+        *blind_html(answers),
     ]
     style = (
         "body{font:15px/1.45 system-ui,sans-serif;max-width:64rem;margin:1rem auto;padding:0 1rem}"
@@ -204,5 +251,7 @@ def funnel_svg(f: Funnel) -> str:
     return "".join(parts)
 
 
-def render(f: Funnel, fmt: str, title: str) -> str:
-    return {"md": markdown, "json": as_json, "html": html_page}[fmt](f, title)
+def render(f: Funnel, fmt: str, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
+    """The funnel in `fmt`; with `answers` (a build that asks for blind answers), how many
+    met the rubric, per task and overall."""
+    return {"md": markdown, "json": as_json, "html": html_page}[fmt](f, title, answers)

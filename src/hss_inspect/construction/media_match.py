@@ -15,14 +15,14 @@ re-encodes, resizes, crops and cuts fall far below them, unrelated items far abo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hss_inspect.media.fingerprint import LOOK_FPS, Look
-from hss_inspect.media.perceptual import distances
+from hss_inspect.media.perceptual import SIZE, distances
 
 PICTURE_DISTANCE = 0.05
 CROP_DISTANCE = 0.06
@@ -32,6 +32,8 @@ MIN_RUN_FRAMES = max(1, round(MIN_RUN_SECONDS * LOOK_FPS))
 # A clip pair is compared run by run only when some frame of one is this near a frame of
 # the other: a cheap first pass over every frame of every clip at once.
 FRAME_CANDIDATE = 0.1
+# ... probing one frame in every CANDIDATE_STEP: a run of MIN_RUN_FRAMES holds two.
+CANDIDATE_STEP = max(1, MIN_RUN_FRAMES // 2)
 # Images are compared in blocks of this many rows against this many looks' crops at once:
 # a few tens of MB of distances, whatever the pool's size.
 ROW_BLOCK = 512
@@ -99,11 +101,12 @@ def find_matches(
 
     found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")
+    frames = ClipFrames(theirs)
     for n, (key, look) in enumerate(mine):
-        for other_key, other in _clip_candidates(look, theirs[n + 1 :] if same else theirs):
-            result = clip_match(look, other)
+        for m in frames.candidates(look, n + 1 if same else 0):
+            result = clip_match(look, theirs[m][1])
             if result is not None:
-                found.append(Match(key, other_key, *result))
+                found.append(Match(key, theirs[m][0], *result))
     return found
 
 
@@ -152,13 +155,26 @@ def nearest_crops(wholes: NDArray[np.float32], looks: Sequence[Look]) -> NDArray
     return nearest
 
 
-def _clip_candidates(look: Look, others: Sequence[tuple[str, Look]]) -> Iterator[tuple[str, Look]]:
-    """The clips worth the full rule: those with a frame near one of this clip's."""
-    if not others:
-        return
-    stacked = np.concatenate([o.hashes[o.seen] for _, o in others])
-    nearest = distances(look.hashes[look.seen], stacked).min(axis=0)
-    starts = np.cumsum([0] + [int(o.seen.sum()) for _, o in others[:-1]])
-    for (key, other), near in zip(others, np.minimum.reduceat(nearest, starts), strict=True):
-        if near <= FRAME_CANDIDATE:
-            yield key, other
+class ClipFrames:
+    """Every frame of a list of clips in one table, to find at once which clips have a
+    frame near one of another clip's."""
+
+    def __init__(self, clips: Sequence[tuple[str, Look]]) -> None:
+        self.frames = np.concatenate(
+            [look.hashes[look.seen] for _, look in clips] or [np.zeros((0, SIZE), np.float32)]
+        )
+        counts = [int(look.seen.sum()) for _, look in clips]
+        self.starts = np.cumsum([0, *counts[:-1]]).astype(np.int64)
+        self.count = len(clips)
+
+    def candidates(self, look: Look, first: int) -> list[int]:
+        """The clips from the `first` on worth the full rule: a frame of theirs within
+        FRAME_CANDIDATE of one of every CANDIDATE_STEP-th frame of `look`."""
+        if first >= self.count:
+            return []
+        start = int(self.starts[first])
+        probes = look.hashes[look.seen][::CANDIDATE_STEP]
+        # the largest correlation per frame: distance (1 - r) / 2, taken once at the end
+        nearest = (probes @ self.frames[start:].T).max(axis=0)
+        per_clip = np.maximum.reduceat(nearest, self.starts[first:] - start)
+        return [first + int(n) for n in np.nonzero((1 - per_clip) / 2 <= FRAME_CANDIDATE)[0]]

@@ -267,13 +267,15 @@ def review_page(
     dealt: int,
     problem: str = "",
     kept: dict[str, str] | None = None,
+    own: str = "",
 ) -> str:
-    """One round of one task: the task as authored, its checks, the verdict form."""
+    """One round of one task: the task as authored (after `own`, the reviewer's blind
+    answer, in a build that asks for one), its checks, the verdict form."""
     progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
         f"<h2>{escape(task.task_id)}: round {slot.round} of {rules().rounds}</h2>"
-        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{task_text(task)}"
+        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}{task_text(task)}"
         f"{flags_html(flags)}{error}{verdict_form(base, slot, kept or {})}"
     )
     body = header("reviewer", name, progress) + (

@@ -83,7 +83,23 @@ CREATE TABLE IF NOT EXISTS reference_texts (
     PRIMARY KEY (task_id, field)
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA
+# Reviewers' blind answers (`blind`), stored once before the reveal, and their grades.
+BLIND_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blind_answers (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    reviewer TEXT NOT NULL, answer TEXT NOT NULL, confidence TEXT NOT NULL, seconds REAL,
+    submitted_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
+);
+CREATE TABLE IF NOT EXISTS blind_grades (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    passed INTEGER, rubric REAL, judge TEXT NOT NULL, log TEXT NOT NULL, graded_at REAL NOT NULL,
+    PRIMARY KEY (task_id, revision, round),
+    FOREIGN KEY (task_id, revision, round) REFERENCES blind_answers(task_id, revision, round)
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA
 # The indexes of the lookups a page makes at every request (a reviewer's rounds), made in
 # a build of any version the first time it is opened.
 INDEXES = """

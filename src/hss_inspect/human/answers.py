@@ -6,35 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.user_files import read_text
+from hss_inspect.web.answers import CONFIDENCES, HumanAnswer
 from hss_inspect.web.store import is_sqlite
 
-CONFIDENCES = ("sure", "unsure")
 VIEWS = ("media", "frames")
 ANSWERS_GIVEN = "a study (.sqlite) or a JSONL file of answers, one a line"
-
-
-@dataclass(frozen=True)
-class HumanAnswer:
-    """One person's answer to one task: what they wrote, how sure they were, the seconds
-    from the task shown to the answer submitted, and what they were shown (`media`: the
-    image or the clip; `frames`: the frames and times a model is sent)."""
-
-    task_id: str
-    annotator: str
-    answer: str
-    confidence: str | None
-    seconds: float | None
-    view: str
-    submitted_at: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def is_study(path: Path) -> bool:

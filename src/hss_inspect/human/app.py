@@ -14,8 +14,8 @@ from typing import Any
 from hss_inspect.core.options import media_settings
 from hss_inspect.data.release import Release, open_release
 from hss_inspect.human import store
-from hss_inspect.human.answers import CONFIDENCES
-from hss_inspect.human.pages import ANSWER_MAX_CHARS, done_page, task_page
+from hss_inspect.human.pages import done_page, task_page
+from hss_inspect.web.answers import ANSWER_MAX_CHARS, answer_problem
 from hss_inspect.web.media import FrameStore
 from hss_inspect.web.server import (
     blocking,
@@ -114,15 +114,3 @@ class StudyServer:
         frames = self.frames if task.media_type == "video" else None
         path = await self.media_file(task)
         return await frame_response(frames, path, request.path_params["index"])
-
-
-def answer_problem(text: str, confidence: str) -> str:
-    """Why an answer cannot be stored as sent ('' when it can); the text is kept either way."""
-    if len(text) > ANSWER_MAX_CHARS:
-        return (
-            f"Your answer is {len(text):,} characters long; the limit is "
-            f"{ANSWER_MAX_CHARS:,}. Please shorten it: nothing was stored."
-        )
-    if confidence not in CONFIDENCES:
-        return "Please say whether you are sure or unsure: nothing was stored."
-    return ""

@@ -16,7 +16,7 @@ from hss_inspect.core.settings import HUMAN_ANSWER, HUMAN_RECORD
 from hss_inspect.data.dataset import row_to_sample
 from hss_inspect.data.release import Release
 from hss_inspect.data.rows import TaskRow
-from hss_inspect.human.answers import HumanAnswer
+from hss_inspect.web.answers import HumanAnswer
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,9 @@ confidence and the annotator's progress. Everything a person typed is escaped.""
 from __future__ import annotations
 
 from hss_inspect.human.store import StudyTask
+from hss_inspect.web.answers import answer_fields
 from hss_inspect.web.media import ShownFrames
 from hss_inspect.web.pages import ONCE, escape, media_html, page
-
-# An answer longer than this is refused, with the text kept in the box (never cut).
-ANSWER_MAX_CHARS = 20_000
 
 
 def task_page(
@@ -31,10 +29,7 @@ def task_page(
         f"<h2>Question</h2><p>{escape(task.prompt)}</p>{problem}"
         f'<form method=post action="{base}/answer" {ONCE}>'
         f'<input type=hidden name=task_id value="{escape(task.task_id)}">'
-        f"<label>Your answer<br><textarea name=answer>{escape(kept_answer)}</textarea></label>"
-        "<p>How sure are you? "
-        "<label><input type=radio name=confidence value=sure required> sure</label> "
-        "<label><input type=radio name=confidence value=unsure> unsure</label></p>"
+        f"{answer_fields(kept_answer)}"
         "<p><button type=submit>Submit (final)</button></p></form>"
     )
     return page(f"HSS study: task {answered + 1} of {assigned}", body)

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.core.errors import InputError
-from hss_inspect.human.answers import ANSWERS_GIVEN, HumanAnswer, is_study, jsonl_answers
+from hss_inspect.human.answers import ANSWERS_GIVEN, is_study, jsonl_answers
 from hss_inspect.web import store
+from hss_inspect.web.answers import HumanAnswer
 from hss_inspect.web.tokens import new_token
 
 SCHEMA = """

@@ -1,8 +1,8 @@
 """HSS as lmms-eval tasks (`pip install "hss-inspect[lmms]"`, docs/lmms-eval.md).
 
-`LMMS_EVAL_PLUGINS=hss_inspect.lmms lmms-eval --tasks hss_demo ...` finds the task YAMLs
-in `tasks/` (lmms-eval's plugin contract: a `tasks` folder and a `models` module beside
-it). The YAMLs name the functions of `tasks/utils.py`, which only hand over to the
+`lmms-eval --include_path "$(python -m hss_inspect.lmms)" --tasks hss_demo ...` finds the
+task YAMLs in `tasks/` (the folder also meets lmms-eval's plugin contract, a `tasks` folder
+and a `models` module, for LMMS_EVAL_PLUGINS=hss_inspect.lmms). The YAMLs name the functions of `tasks/utils.py`, which only hand over to the
 modules here, and these build on the package's own rooms, so lmms-eval runs the Inspect
 task's protocol:
 
@@ -15,6 +15,7 @@ task's protocol:
   arithmetic over the tasks.
 - `tasks/`: the task YAMLs and the `utils.py` they name.
 - `models/`: the empty model list lmms-eval's plugin loader asks for.
+- `__main__`: prints the tasks folder, for `--include_path`.
 
 Nothing here imports lmms_eval or torch at import time: `import hss_inspect` stays light,
 and only the judge asks for lmms-eval's server when a run grades.

@@ -5,6 +5,7 @@ its own routes and pages on these; neither copies the other's.
 
 - `server`: the response headers, work off the event loop, media and frame responses, the
   not-found page's handler, and starting the server (uvicorn).
+- `answers`: a person's own answer (study or blind review): its record, limit, form fields.
 - `pages`: the HTML shell and style, the zoomable image, the clip, the frames grid, a
   not-found page; everything typed is escaped.
 - `media`: an image as it is, a clip without its audio track, or the frames and time labels

@@ -1,0 +1,221 @@
+"""What the near-duplicate checks of `hss-inspect build new` cost, on a build's shape: a pool
+of photos and clips, some of them re-encodes, crops or cuts of a reference release's media.
+
+1. Looking at each file (`media.fingerprint.look_of`, cold cache): a clip's frames decoded
+   at 2 per second and 96 px, side by side with the alternative of hashing every frame of
+   a full decode (PyAV, each frame converted at its size); ratio of medians per clip. An
+   image's look, cold, and any look read back from the cache (warm), per file.
+2. The matching (`construction.media_match.find_matches`), the pool within itself and
+   against the release, on the files' looks; and on looks of the paper's scale (random
+   looks shaped as real ones: a pool of half photos and half 60 s clips, against 522
+   items, 288 photos and 234 clips), which needs no decoding; the cost against the release
+   grows with the pool, within the pool with its square, so a 10,000-item pool's is
+   extrapolated from a 2,000-item one.
+3. That the planted near-duplicates are all found and nothing else.
+
+    python -m benchmarks.bench_duplicates [--images 30] [--clips 9] [--seconds 20]
+        [--repeats 3] [--scale-pool 2000] [--json benchmarks/results_duplicates.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+from PIL import Image
+
+from hss_inspect.construction.media_match import find_matches
+from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of
+from hss_inspect.media.perceptual import CROP_PLACES, CROP_SHARES, SIZE, grayscale, picture_hash
+from tests.support.near_media import crop_share, panning_frames, save, scene, write_clip
+
+PHOTO = (1280, 720)
+CLIP = (640, 360)
+CLIP_FPS = 30
+
+
+def make_media(root: Path, images: int, clips: int, seconds: float) -> dict[str, Any]:
+    """The release (a third of the images and clips), and the pool: the rest, plus a crop
+    of each of the release's first two photos and a cut of its first clip, plus a re-encode
+    of one pool photo (a duplicate within the pool). The planted pairs, by file name."""
+    release, pool = root / "release", root / "pool"
+    ref_images, ref_clips = max(2, images // 3), max(1, clips // 3)
+    planted: set[tuple[str, str]] = set()
+    for n in range(images):
+        where = release if n < ref_images else pool
+        save(scene(1000 + n, PHOTO), where / f"photo-{n}.jpg", quality=88)
+    for n in range(2):
+        crop = crop_share(Image.open(release / f"photo-{n}.jpg"), (0.1, 0.05, 0.9, 0.87))
+        save(crop, pool / f"crop-of-photo-{n}.jpg", quality=80)
+        planted.add((f"crop-of-photo-{n}.jpg", f"photo-{n}.jpg"))
+    first_pool = f"photo-{ref_images}.jpg"
+    save(Image.open(pool / first_pool), pool / "again.png")
+    planted.add((first_pool, "again.png"))
+    for n in range(clips):
+        where = release if n < ref_clips else pool
+        frames = panning_frames(2000 + n, seconds, CLIP_FPS, CLIP)
+        write_clip(where / f"clip-{n}.mp4", frames, CLIP_FPS)
+        if n == 0:
+            start = round(seconds * CLIP_FPS / 3)
+            write_clip(pool / "cut-of-clip-0.mp4", frames[start : start + 4 * CLIP_FPS], CLIP_FPS)
+            planted.add(("cut-of-clip-0.mp4", "clip-0.mp4"))
+    return {"release": release, "pool": pool, "planted": planted}
+
+
+def kind_of(path: Path) -> str:
+    return "video" if path.suffix == ".mp4" else "image"
+
+
+def full_decode_hashes(path: Path) -> int:
+    """The alternative: every frame decoded and hashed at its own size."""
+    count = 0
+    with av.open(str(path)) as container:
+        for frame in container.decode(video=0):
+            picture_hash(grayscale(frame.to_image()))  # type: ignore[no-untyped-call]
+            count += 1
+    return count
+
+
+def timed(work: Any, *args: Any) -> float:
+    started = time.perf_counter()
+    work(*args)
+    return time.perf_counter() - started
+
+
+def look_costs(files: list[Path], repeats: int) -> dict[str, Any]:
+    """Cold and warm looks per file, and the full decode of each clip."""
+    cold: dict[str, list[float]] = {"image": [], "video": []}
+    warm: list[float] = []
+    full: list[float] = []
+    ours_per_clip: list[float] = []
+    for path in files:
+        kind = kind_of(path)
+        runs = []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as cache:
+                runs.append(timed(look_of, path, kind, Path(cache)))
+                warm.append(timed(look_of, path, kind, Path(cache)))
+        cold[kind].append(statistics.median(runs))
+        if kind == "video":
+            ours_per_clip.append(statistics.median(runs))
+            full.append(statistics.median(timed(full_decode_hashes, path) for _ in range(repeats)))
+    return {
+        "cold_look_median_s": {k: round(statistics.median(v), 4) for k, v in cold.items() if v},
+        "warm_look_median_s": round(statistics.median(warm), 5),
+        "clip_full_decode_median_s": round(statistics.median(full), 4),
+        "clip_look_vs_full_decode": round(
+            statistics.median(ours_per_clip) / statistics.median(full), 3
+        ),
+        "warm_vs_cold_clip": round(statistics.median(warm) / statistics.median(ours_per_clip), 4),
+    }
+
+
+def found_pair(pairs: set[tuple[str, str]], pair: tuple[str, str]) -> bool:
+    return pair in pairs or pair[::-1] in pairs
+
+
+def random_looks(count: int, kind: str, rng: np.random.Generator, frames: int) -> list[Look]:
+    """Looks shaped as real ones: a photo's whole and crop hashes, a clip's frames."""
+    rows = 1 + len(CROP_SHARES) * len(CROP_PLACES) ** 2 if kind == "image" else frames
+    looks = []
+    for n in range(count):
+        hashes = rng.standard_normal((rows, SIZE)).astype(np.float32)
+        hashes /= np.linalg.norm(hashes, axis=1, keepdims=True)
+        looks.append(Look(kind, hashes, np.ones(rows, np.bool_), f"{kind}-{n}"))
+    return looks
+
+
+def scale_matching(
+    pool_items: int, release_items: tuple[int, int], seconds: float
+) -> dict[str, Any]:
+    """find_matches at the paper's scale, on random looks (nothing decoded)."""
+    rng = np.random.default_rng(0)
+    frames = round(seconds * LOOK_FPS)
+    pool = random_looks(pool_items // 2, "image", rng, frames) + random_looks(
+        pool_items - pool_items // 2, "video", rng, frames
+    )
+    release = random_looks(release_items[0], "image", rng, frames) + random_looks(
+        release_items[1], "video", rng, frames
+    )
+    keyed = [(look.sha256, look) for look in pool]
+    against = timed(lambda: find_matches(keyed, [(lk.sha256, lk) for lk in release], same=False))
+    within = timed(lambda: find_matches(keyed, keyed, same=True))
+    # against the release grows with the pool; within the pool, with its square
+    return {
+        "pool_items": pool_items,
+        "release_items": sum(release_items),
+        "clip_seconds": seconds,
+        "against_release_s": round(against, 2),
+        "within_pool_s": round(within, 2),
+        "against_release_ms_per_pool_item": round(1000 * against / pool_items, 2),
+        "within_pool_s_at_10000_items": round(within * (10_000 / pool_items) ** 2),
+    }
+
+
+def run(
+    images: int, clips: int, seconds: float, repeats: int, scale_pool: int, root: Path
+) -> dict[str, Any]:
+    made = make_media(root, images, clips, seconds)
+    release = sorted(p for p in made["release"].iterdir())
+    pool = sorted(p for p in made["pool"].iterdir())
+    costs = look_costs(release + pool, repeats)
+    with tempfile.TemporaryDirectory() as cache:
+        looks = {p: look_of(p, kind_of(p), Path(cache)) for p in release + pool}
+    keyed_pool = [(p.name, looks[p]) for p in pool]
+    keyed_release = [(p.name, looks[p]) for p in release]
+    started = time.perf_counter()
+    found = find_matches(keyed_pool, keyed_pool, same=True)
+    found += find_matches(keyed_pool, keyed_release, same=False)
+    matching = time.perf_counter() - started
+    pairs = {(m.item, m.other) for m in found}
+    planted = made["planted"]
+    result = {
+        "pool": {"images": sum(kind_of(p) == "image" for p in pool),
+                 "clips": sum(kind_of(p) == "video" for p in pool)},
+        "release": {"images": sum(kind_of(p) == "image" for p in release),
+                    "clips": sum(kind_of(p) == "video" for p in release)},
+        "photo_size": list(PHOTO), "clip_size": list(CLIP), "clip_seconds": seconds,
+        "repeats": repeats,
+        **costs,
+        "matching_s": round(matching, 4),
+        "planted": sorted(f"{a} ~ {b}" for a, b in planted),
+        "all_planted_found": all(found_pair(pairs, pair) for pair in planted),
+        "unplanted_found": sorted(f"{a} ~ {b}" for a, b in pairs
+                                  if not found_pair(planted, (a, b))),
+        "distances_of_found": {f"{m.item} ~ {m.other}": round(m.distance, 4) for m in found},
+    }  # fmt: skip
+    if scale_pool:
+        result["paper_scale_matching"] = scale_matching(scale_pool, (288, 234), 60.0)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=30)
+    parser.add_argument("--clips", type=int, default=9)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scale-pool", type=int, default=2_000)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    os.environ.setdefault("HSS_INSPECT_CACHE", tempfile.mkdtemp(prefix="bench-dups-"))
+    with tempfile.TemporaryDirectory() as root:
+        result = run(
+            args.images, args.clips, args.seconds, args.repeats, args.scale_pool, Path(root)
+        )
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
