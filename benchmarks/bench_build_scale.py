@@ -128,7 +128,13 @@ def write_clip(path: Path, scene: np.ndarray, fps: int = 5, frames: int = 10) ->
 
 
 def task_rows(items: int, tasks: int) -> list[dict[str, Any]]:
-    """`tasks` rows in the release's format, on items spread evenly over the pool."""
+    """`tasks` rows in the release's format, on items spread evenly over the pool, each
+    text its own words (seed 0), so no two nearly repeat each other (`text_repeats`)."""
+    rng = random.Random(0)
+
+    def words(count: int) -> str:
+        return " ".join(rng.choice(VOCABULARY) for _ in range(count))
+
     rows = []
     for t in range(tasks):
         name = item_name(t * items // tasks)
@@ -136,13 +142,26 @@ def task_rows(items: int, tasks: int) -> list[dict[str, Any]]:
         rows.append({
             "task_id": f"src-{t:05d}", "domain": domain, "subdomain": subdomain,
             "media_type": "video" if name.endswith(".mp4") else "image",
-            "media_path": f"media/{name}",
-            "prompt": f"Task {t}: what happens just after the moment shown, and why?",
-            "golden_response": "The cup tips over, since its base is half off the edge.",
-            "rubric_criteria": [{"id": "c1", "title": "Says the cup tips over"},
-                                {"id": "c2", "title": "Names the base off the edge as the cause"}],
+            "media_path": f"media/{name}", "prompt": f"{words(12)}?",
+            "golden_response": f"{words(16)}.",
+            "rubric_criteria": [{"id": "c1", "title": words(6)}, {"id": "c2", "title": words(6)}],
         })  # fmt: skip
     return rows
+
+
+# Words to write the tasks' texts with (random draws: texts that share few word pairs).
+WORDS = (
+    "cup table edge falls tips rolls ball door opens closes hand reaches shelf light shadow "
+    "window rain street car stops turns wheel dog cat child runs jumps waits crowd smiles "
+    "frowns points glass breaks spills water floor slips rope pulls lifts box heavy empty "
+    "full left right behind under above near far before after during because since "
+    "bicycle ladder bridge river boat sinks floats paper burns smoke candle melts ice "
+    "clock hour minute train leaves arrives platform bag drops coin spins stack topples "
+    "mirror reflects hidden face mask hat coat wind blows leaf tree branch bends snaps "
+    "wall paint wet dry sign arrow queue ticket guard teacher student chair desk phone "
+    "rings screen cracked cable plugged lamp switch kettle boils steam pot lid rattles"
+)
+VOCABULARY = WORDS.split()
 
 
 def shares(rows: list[Any], parts: int) -> list[list[Any]]:

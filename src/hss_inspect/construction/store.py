@@ -100,10 +100,12 @@ CREATE TABLE IF NOT EXISTS blind_grades (
 );
 """
 ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA
-# The indexes of the lookups a page makes at every request (a reviewer's rounds), made in
-# a build of any version the first time it is opened.
+# The indexes of the lookups a page makes at every request (a reviewer's rounds, an
+# author's tasks, the Edits' feedback), made in a build of any version when first opened.
 INDEXES = """
 CREATE INDEX IF NOT EXISTS reviews_by_reviewer ON reviews (reviewer, verdict);
+CREATE INDEX IF NOT EXISTS tasks_by_author ON tasks (author);
+CREATE INDEX IF NOT EXISTS edit_reviews ON reviews (task_id) WHERE verdict = 'edit';
 """
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
@@ -262,9 +264,8 @@ VIEW_QUERY = (
 # The Edit feedback each task's latest submitted revision got, in round order.
 FEEDBACK_QUERY = (
     "SELECT v.task_id, v.feedback FROM reviews v JOIN tasks t ON t.task_id = v.task_id "
-    "JOIN (SELECT task_id, MAX(revision) AS latest FROM revisions "
-    "WHERE submitted_at IS NOT NULL GROUP BY task_id) s "
-    "ON s.task_id = v.task_id AND s.latest = v.revision WHERE v.verdict = 'edit'"
+    "WHERE v.verdict = 'edit' AND v.revision = (SELECT MAX(r.revision) FROM revisions r "
+    "WHERE r.task_id = v.task_id AND r.submitted_at IS NOT NULL)"
 )
 
 
