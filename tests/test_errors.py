@@ -87,3 +87,45 @@ def test_a_selection_with_no_tasks_is_a_setup_error_naming_the_filters(hss_repo:
     # by its label: some full names hold a comma, which a list option splits on
     with pytest.raises(SetupError, match=r"no HSS tasks .* loosen the filters"):
         hss(dataset=str(hss_repo), media=media, subdomains=subdomain_label(subdomain))
+
+
+# What `inspect eval` printed, as written by Inspect 0.3.285 (its banner, then the message
+# of a PrerequisiteError; or a traceback ending in the error).
+BANNER = (
+    "inspect_ai v0.3.285\n- hooks enabled: 2\n  hss_inspect/hss_log_size: Warns before an "
+    "HSS run that would log >1 GB of \nimages\n  hss_inspect/hss_run_pace: Measures\n\n"
+)
+NO_KEY = (
+    "\nERROR: Unable to initialise Anthropic client\n\n"
+    "No ANTHROPIC_API_KEY defined in the environment.\n"
+)
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
+    "    raise ValueError(\n  + Exception Group Traceback (most recent call last):\n"
+    "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+    "\nDuring handling of the above exception, another exception occurred:\n\n"
+    'Traceback (most recent call last):\n  File "y.py", line 2, in f\n'
+    "openai.AuthenticationError: Error code: 401 - invalid api key\n"
+)
+
+
+def test_why_inspect_failed_is_its_own_message_without_the_banner() -> None:
+    from hss_inspect.core.errors import inspect_said
+
+    said = "Unable to initialise Anthropic client: No ANTHROPIC_API_KEY defined in the environment."
+    assert inspect_said(BANNER + NO_KEY) == said
+    assert inspect_said(NO_KEY + "Monitor from another shell: inspect ctl task list\n") == said
+    refused = "AuthenticationError: Error code: 401 - invalid api key"
+    assert inspect_said(BANNER + TRACEBACK) == refused
+    assert inspect_said(BANNER) == ""
+
+
+def test_inspects_own_prerequisite_error_is_one_plain_line() -> None:
+    from inspect_ai._util.error import PrerequisiteError
+
+    from hss_inspect.core.errors import error_said
+
+    error = PrerequisiteError("ERROR: No [bold][blue]OPENAI_API_KEY[/blue][/bold]\n\ndefined.")
+    assert error_said(error) == "No OPENAI_API_KEY: defined."
+    assert error_said(SetupError("rubric [id: c1] is [bold]")) == "rubric [id: c1] is [bold]"
+    assert error_said(KeyError("x")) == "KeyError: 'x'"

@@ -94,3 +94,10 @@ def test_the_database_names_are_read_once_an_inspect_version(
     assert model_names.database_names() == names and len(read) == 1  # from the cache folder
     monkeypatch.setattr(model_names, "version", lambda _: "0.3.999")
     assert model_names.database_names() == names and len(read) == 2  # another Inspect
+
+
+def test_the_scripted_provider_has_one_model_and_any_other_of_its_names_is_refused() -> None:
+    assert check_model_name("hss/scripted", "--model") is False  # passes, priced as unknown
+    for name in ("hss/scriptd", "hss/scripteed", "hss/gpt-4o"):
+        with pytest.raises(InputError, match=rf"^{name} is not a model of the hss provider"):
+            check_model_name(name, "--model-role grader")

@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
 
 from hss_inspect.data.rows import Criterion, GradedTask
@@ -71,6 +72,8 @@ def test_answer_is_a_model_arg_and_the_judge_is_recognised_by_its_prompt() -> No
     assert re.findall(r'"id": "([^"]+)", "met": true', output.completion) == ["x-1", "7"]
 
 
-def test_only_one_model_name() -> None:
-    with pytest.raises(ValueError, match="hss/scripted"):
+def test_only_one_model_name_and_one_argument_as_errors_inspect_prints_in_one_line() -> None:
+    with pytest.raises(PrerequisiteError, match="hss/other is not a model of the hss provider"):
         get_model("hss/other", memoize=False)
+    with pytest.raises(PrerequisiteError, match=r"-M answr is not an argument of hss/scripted"):
+        get_model("hss/scripted", memoize=False, answr="x")

@@ -36,10 +36,15 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from hss_inspect.audit.perturber import perturber_prompts
+from hss_inspect.core.errors import SetupError
+from hss_inspect.core.names import aside
 from hss_inspect.grading.judge import judge_prompts
+from hss_inspect.providers.model_names import LOCAL_MODEL as MODEL
+from hss_inspect.providers.model_names import LOCAL_PROVIDER as PROVIDER
+from hss_inspect.providers.model_names import local_model_text
 
-PROVIDER = "hss"
-MODEL = "scripted"
+# The provider's one argument (`-M answer=...`)
+ANSWER_ARG = "answer"
 FIXED_ANSWER = (
     "This is the fixed answer of the scripted demo model hss/scripted. It does not look "
     "at the question or the media."
@@ -65,10 +70,16 @@ class ScriptedModel(ModelAPI):
         answer: str = FIXED_ANSWER,
         **model_args: Any,
     ) -> None:
+        # SetupError: Inspect prints it as its message alone, where a ValueError raised
+        # while the models are made ends the run with a traceback of some 200 lines.
         if model_name != MODEL:
-            raise ValueError(
-                f"the {PROVIDER} provider has one model, {PROVIDER}/{MODEL}, "
-                f"not {PROVIDER}/{model_name}"
+            raise SetupError(local_model_text(model_name, "--model, --model-role"))
+        unknown = next(iter(model_args), None)
+        if unknown is not None:
+            raise SetupError(
+                f"-M {unknown} is not an argument of {PROVIDER}/{MODEL}"
+                f"{aside(unknown, [ANSWER_ARG], '-M {}')}: it takes one, -M {ANSWER_ARG}=TEXT "
+                "(the answer it gives as the model under evaluation)"
             )
         super().__init__(model_name, base_url, api_key, [], config)
         self.answer = str(answer)

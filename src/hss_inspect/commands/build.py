@@ -250,13 +250,15 @@ def run_check(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     outcome = check.run_plan(args.build, plan)
+    for failure in outcome.stopped:
+        print(failure)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
     print(f"flags stored for reviewers: {flagged['reference']} reference answer(s) short of "
           f"their rubric, {flagged['blind']} blind pass(es); {outcome.graded} blind answer(s) "
           f"graded, {outcome.met} met the rubric; logs in {plan.log_dir}")  # fmt: skip
-    return 1 if outcome.failed else 0
+    return 1 if outcome.failed or outcome.stopped else 0
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -265,6 +267,7 @@ def run_export(args: argparse.Namespace) -> int:
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
 
+    store.canary_of(args.build)  # a build made before canaries gains one, kept
     settings = store.settings_of(args.build)
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"

@@ -244,7 +244,9 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     except Exception as exc:
         if not is_user_error(exc):
             raise
-        print(f"hss-inspect {args.command}: {exc}", file=sys.stderr)
+        from hss_inspect.core.errors import error_said
+
+        print(f"hss-inspect {args.command}: {error_said(exc)}", file=sys.stderr)
         return 1
 
 
@@ -269,11 +271,12 @@ def is_user_error(exc: Exception) -> bool:
     a ValueError or KeyError from our own code is a bug, and keeps its traceback.
 
     Whatever raised a SetupError or MediaError has imported its module already, so these
-    imports cost nothing here."""
-    from hss_inspect.core.errors import SetupError
+    imports cost nothing here. Inspect's own PrerequisiteError (a missing key, a missing
+    package) is one too."""
+    from hss_inspect.core.errors import prerequisite
     from hss_inspect.media.errors import MediaError
 
-    return isinstance(exc, SetupError | MediaError | FileNotFoundError)
+    return prerequisite(exc) or isinstance(exc, MediaError | FileNotFoundError)
 
 
 if __name__ == "__main__":

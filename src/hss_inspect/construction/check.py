@@ -16,6 +16,7 @@ for its reviewers: a finding to weigh, never a verdict made for them.
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -122,8 +123,8 @@ def run_plan(build: Path, plan: CheckPlan) -> CheckOutcome:
                           (plan.answered, plan.folder / ANSWERS)):  # fmt: skip
         if views:
             write_release([(v, v.item) for v in views], pool, folder, link_file)
-    logs = run_evals(plan.runs, plan.log_dir)
-    return store_check_flags(build, plan.chosen, logs, plan.log_dir, plan.answered)
+    ran = run_evals(plan.runs, plan.log_dir)
+    return store_check_flags(build, plan.chosen, ran, plan.log_dir, plan.answered)
 
 
 def reference_flags(
@@ -189,14 +190,35 @@ def check_model_names(grader: str, models: Sequence[str]) -> None:
         check_model_name(model, "--model", NEWER_INSPECT)
 
 
-def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> list[str]:
-    """Run each eval of the checks with the `inspect` beside this Python; the logs they wrote."""
+def failure_line(run: CheckRun, said: str) -> str:
+    """An eval of the checks whose `inspect eval` failed, and why, as Inspect `said` it."""
+    who = {
+        REFERENCE: "the judge's reference check",
+        BLIND: f"the blind check of {run.model}",
+        ANSWERS: "the grading of the reviewers' blind answers",
+    }[run.kind]
+    return f"{who} failed: {said or 'inspect eval printed no reason'}"
+
+
+def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[str]]:
+    """Run each eval of the checks with the `inspect` beside this Python: the logs they
+    wrote, and the evals that failed with what Inspect printed on failing (its display
+    `log` prints a missing key or a refused option, where `none` drops them)."""
+    from hss_inspect.core.errors import inspect_said
+
     before = set(logs_in(log_dir))
     inspect = Path(sys.executable).with_name("inspect")
+    # wide lines: Inspect's messages are then not wrapped mid-sentence
+    env = {**os.environ, "COLUMNS": "1000"}
+    failures = []
     for planned in runs:
         argv = [str(inspect) if inspect.exists() else "inspect", *planned.argv[1:]]
-        subprocess.run([*argv, "--display", "none"], check=False)
-    return [path for path in logs_in(log_dir) if path not in before]
+        done = subprocess.run(
+            [*argv, "--display", "log"], env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            failures.append(failure_line(planned, inspect_said(done.stdout + done.stderr)))
+    return [path for path in logs_in(log_dir) if path not in before], failures
 
 
 def logs_in(folder: Path) -> list[str]:
@@ -209,31 +231,34 @@ def logs_in(folder: Path) -> list[str]:
 
 @dataclass
 class CheckOutcome:
-    """What the checks' logs gave: the flags raised by kind, and each log whose eval did not
-    end in success, with its status."""
+    """What the checks' logs gave: the flags raised by kind, each log whose eval did not
+    end in success, with its status, and each eval that failed, with why."""
 
     flagged: dict[str, int] = field(default_factory=lambda: {REFERENCE: 0, BLIND: 0})
     failed: list[tuple[str, str]] = field(default_factory=list)
     graded: int = 0  # blind answers graded
     met: int = 0  # of which met the rubric
+    stopped: list[str] = field(default_factory=list)  # failure_line of each
 
 
 def store_check_flags(
     build: Path,
     chosen: Sequence[TaskView],
-    logs: Sequence[str],
+    ran: tuple[Sequence[str], Sequence[str]],
     log_dir: Path,
     answered: Sequence[TaskView] = (),
 ) -> CheckOutcome:
-    """Read the checks' logs and store what they found on each task's revision, and the
-    grades of the blind answers on theirs."""
+    """Read the logs the checks wrote (`ran`: with the evals that failed) and store what
+    they found on each task's revision, and the grades of the blind answers on theirs."""
     from hss_inspect.construction.blind import store_grades
     from hss_inspect.report.records import read_log
 
+    logs, failures = ran
     if not logs:
-        raise InputError(f"the checks wrote no log to {log_dir}: see the lines above")
+        why = "; ".join(dict.fromkeys(failures))
+        raise InputError(f"the checks wrote no log to {log_dir}: {why or 'no eval failed'}")
     views = {view.task_id: view for view in chosen}
-    outcome = CheckOutcome()
+    outcome = CheckOutcome(stopped=list(failures))
     for path in logs:
         info, records = read_log(path)
         if info.status != "success":

@@ -16,12 +16,13 @@ import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from hss_inspect.construction.authoring import Draft
+from hss_inspect.construction.canary import SETTING as CANARY
+from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import pick_reviewer
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.core.errors import InputError
@@ -99,7 +100,15 @@ CREATE TABLE IF NOT EXISTS blind_grades (
     FOREIGN KEY (task_id, revision, round) REFERENCES blind_answers(task_id, revision, round)
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA
+# edit_marks: the criteria an Edit is about, as its reviewer marked them (none: the whole task).
+EDIT_MARKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS edit_marks (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    criterion TEXT NOT NULL, PRIMARY KEY (task_id, revision, round, criterion),
+    FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA
 # The indexes of the lookups a page makes at every request (a reviewer's rounds, an
 # author's tasks, the Edits' feedback), made in a build of any version when first opened.
 INDEXES = """
@@ -107,6 +116,14 @@ CREATE INDEX IF NOT EXISTS reviews_by_reviewer ON reviews (reviewer, verdict);
 CREATE INDEX IF NOT EXISTS tasks_by_author ON tasks (author);
 CREATE INDEX IF NOT EXISTS edit_reviews ON reviews (task_id) WHERE verdict = 'edit';
 """
+BUILD = store.StoreKind(
+    "build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES
+)
+# A connection in one transaction; the file checked to be a build first (an InputError
+# saying what it is and what to do); the build's settings.
+connect, check_build, settings_of = BUILD.connect, BUILD.check, BUILD.settings
+# A connection in one read-only transaction: it waits for no writer.
+reading = BUILD.reading
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -129,14 +146,10 @@ def create_build(
     reviewers: Sequence[str],
 ) -> dict[Person, str]:
     """Write a new build; each person's token for each of their roles."""
-    store.create(path, SCHEMA + ADDED_SCHEMA + INDEXES, "build")
+    BUILD.create(path, {**settings, "next_task": 1})
     tokens = {Person(n, "author"): new_token() for n in authors}
     tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
     with connect(path) as db:
-        values = {**settings, "next_task": 1}
-        db.executemany(
-            "INSERT INTO build VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()]
-        )
         db.executemany(
             "INSERT INTO items VALUES (?, ?, ?, ?)",
             [(i.item_id, i.path, i.media_type, i.bytes) for i in items],
@@ -148,25 +161,16 @@ def create_build(
     return tokens
 
 
-def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
-    """A connection to the build in one transaction, committed on leaving."""
-    return store.transaction(path, check_build)
-
-
-def reading(path: Path) -> AbstractContextManager[sqlite3.Connection]:
-    """A connection to the build in one read-only transaction: it waits for no writer."""
-    return store.transaction(path, check_build, write=False)
-
-
-def check_build(path: Path) -> None:
-    """A build's SQLite file with the build's tables, else an InputError saying what the
-    file is and what to do."""
-    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES)
-
-
-def settings_of(path: Path) -> dict[str, Any]:
-    with reading(path) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM build")}
+def canary_of(path: Path) -> str:
+    """The build's canary GUID: set at `build new`; a build made before builds had one
+    gains one here, kept for every later export."""
+    with connect(path) as db:
+        row = db.execute("SELECT value FROM build WHERE key = ?", (CANARY,)).fetchone()
+        if row is not None:
+            return str(json.loads(row[0]))
+        guid = new_canary()
+        db.execute("INSERT INTO build VALUES (?, ?)", (CANARY, json.dumps(guid)))
+        return guid
 
 
 def tokens_of(path: Path) -> dict[Person, str]:
@@ -251,6 +255,8 @@ class TaskView:
     submitted: bool  # whether the latest revision has been submitted
     feedback: tuple[str, ...] = ()  # the Edit feedback the latest submitted revision got
     origin: str = AUTHORED
+    about: tuple[str, ...] = ()  # the criteria that Edit marked (ids)
+    drop: ReviewSlot | None = None  # the verdict that dropped it, with its reason
 
 
 # A task's view: the task, its item, its latest revision (none yet: empty texts).
@@ -261,22 +267,38 @@ VIEW_QUERY = (
     "FROM tasks t JOIN items i USING (item_id) "
     "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision"
 )
-# The Edit feedback each task's latest submitted revision got, in round order.
-FEEDBACK_QUERY = (
-    "SELECT v.task_id, v.feedback FROM reviews v JOIN tasks t ON t.task_id = v.task_id "
-    "WHERE v.verdict = 'edit' AND v.revision = (SELECT MAX(r.revision) FROM revisions r "
-    "WHERE r.task_id = v.task_id AND r.submitted_at IS NOT NULL)"
+# The Edits of each task's latest submitted revision (`v`, of the tasks `t`).
+EDITS_OF_LATEST = (
+    "FROM reviews v JOIN tasks t ON t.task_id = v.task_id WHERE v.verdict = 'edit' AND "
+    "v.revision = (SELECT MAX(r.revision) FROM revisions r WHERE r.task_id = v.task_id "
+    "AND r.submitted_at IS NOT NULL)"
 )
 
 
 def task_views(
     db: sqlite3.Connection, where: str = "1", parameters: tuple[Any, ...] = ()
 ) -> list[TaskView]:
-    """The views of the tasks `t` meeting `where`, in task order, in two queries whatever
+    """The views of the tasks `t` meeting `where`, in task order, in four queries whatever
     their number (a page, `status` and `funnel` read thousands)."""
-    feedback: dict[str, list[str]] = {}
-    for task_id, text in db.execute(f"{FEEDBACK_QUERY} AND {where} ORDER BY v.round", parameters):
-        feedback.setdefault(task_id, []).append(text)
+    slots = f"SELECT {qualified_slot()}"
+    edits: dict[str, list[ReviewSlot]] = {}
+    for row in db.execute(f"{slots} {EDITS_OF_LATEST} AND {where} ORDER BY v.round", parameters):
+        edits.setdefault(row[0], []).append(ReviewSlot(*row))
+    marks: dict[str, list[str]] = {}
+    for task_id, criterion in db.execute(
+        "SELECT v.task_id, m.criterion FROM edit_marks m JOIN (SELECT v.* "
+        f"{EDITS_OF_LATEST} AND {where}) v ON m.task_id = v.task_id AND "
+        "m.revision = v.revision AND m.round = v.round ORDER BY v.round, m.rowid",
+        parameters,
+    ):
+        marks.setdefault(task_id, []).append(criterion)
+    drops: dict[str, ReviewSlot] = {}
+    for row in db.execute(
+        f"{slots} FROM reviews v JOIN tasks t ON t.task_id = v.task_id WHERE v.verdict = "
+        f"'drop' AND t.state = 'dropped' AND {where} ORDER BY v.revision, v.round",
+        parameters,
+    ):
+        drops[row[0]] = ReviewSlot(*row)  # the latest holds
     rows = db.execute(f"{VIEW_QUERY} WHERE {where} ORDER BY t.task_id", parameters)
     return [
         TaskView(
@@ -289,15 +311,41 @@ def task_views(
             origin=row[9],
             submitted=row[14] is not None,
             draft=Draft(row[10], row[11], row[12], criteria_of(row[13])),
-            feedback=tuple(feedback.get(row[0], ())),
+            feedback=tuple(e.feedback or "" for e in edits.get(row[0], ())),
+            about=tuple(marks.get(row[0], ())),
+            drop=drops.get(row[0]),
         )
         for row in rows
     ]
 
 
+def qualified_slot() -> str:
+    """The columns of a ReviewSlot, of the reviews `v` (joined with the tasks `t`)."""
+    return ", ".join(f"v.{column.strip()}" for column in SLOT_COLUMNS.split(","))
+
+
 def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
     found = task_views(db, "t.task_id = ?", (task_id,))
     return found[0] if found else None
+
+
+def edit_marks(db: sqlite3.Connection, slot: ReviewSlot) -> tuple[str, ...]:
+    """The criteria (ids) an Edit marked, in the rubric's order of their marking."""
+    rows = db.execute(
+        "SELECT criterion FROM edit_marks WHERE task_id = ? AND revision = ? AND round = ? "
+        "ORDER BY rowid",
+        (slot.task_id, slot.revision, slot.round),
+    )
+    return tuple(c for (c,) in rows)
+
+
+def dropped_by(db: sqlite3.Connection, task_id: str) -> ReviewSlot | None:
+    row = db.execute(
+        f"SELECT {SLOT_COLUMNS} FROM reviews WHERE task_id = ? AND verdict = 'drop' "
+        "ORDER BY revision DESC, round DESC LIMIT 1",
+        (task_id,),
+    ).fetchone()
+    return None if row is None else ReviewSlot(*row)
 
 
 def view_of(path: Path, task_id: str) -> TaskView | None:
@@ -510,9 +558,11 @@ def decide(
     feedback: str | None,
     rounds: int,
     now: float | None = None,
+    about: Sequence[str] = (),
 ) -> bool:
-    """Store the verdict of a round dealt to `reviewer` and move the task on; False when
-    there is nothing to store (not theirs, or decided already: the first verdict holds)."""
+    """Store the verdict of a round dealt to `reviewer` (an Edit with the criteria it is
+    `about`) and move the task on; False when there is nothing to store (not theirs, or
+    decided already: the first verdict holds)."""
     now = time.time() if now is None else now
     task_id, revision, round_ = slot
     with connect(path) as db:
@@ -524,6 +574,10 @@ def decide(
         )
         if stored.rowcount != 1:
             return False
+        db.executemany(
+            "INSERT OR IGNORE INTO edit_marks VALUES (?, ?, ?, ?)",
+            [(task_id, revision, round_, c) for c in (about if verdict == "edit" else ())],
+        )
         if verdict == "pass" and round_ < rounds:
             enter_round(db, task_id, revision, round_ + 1, now)
         else:
@@ -532,6 +586,20 @@ def decide(
                 "UPDATE tasks SET state = ?, round = NULL WHERE task_id = ?", (state, task_id)
             )
         return True
+
+
+def verdicts_given(path: Path, reviewer: str) -> list[tuple[ReviewSlot, tuple[str, ...]]]:
+    """The verdicts `reviewer` gave, the first first, each with the criteria it marked."""
+    with connect(path) as db:
+        slots = [
+            ReviewSlot(*row)
+            for row in db.execute(
+                f"SELECT {SLOT_COLUMNS} FROM reviews WHERE reviewer = ? AND verdict IS NOT NULL "
+                "ORDER BY decided_at, task_id",
+                (reviewer,),
+            )
+        ]
+        return [(slot, edit_marks(db, slot)) for slot in slots]
 
 
 def dealt_to(path: Path) -> dict[tuple[str, str], str]:

@@ -41,6 +41,9 @@ NEWER_MODEL = "for a model newer than Inspect's database, give its price in --mo
 # ... and where a run only needs Inspect to know it
 NEWER_INSPECT = "for a model newer than this inspect-ai, upgrade it: pip install -U inspect-ai"
 NAMES_MEMO = "names"  # the memo of the database's names: inspect-<version>-names.json
+# The package's own provider (hss_inspect.scripted) and its one model: any other name of
+# its route is refused by the provider, so it is refused here before anything runs.
+LOCAL_PROVIDER, LOCAL_MODEL = "hss", "scripted"
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,26 @@ def check_model_name(
     known = known_models()
     if known.knows(name) or name in set(also_known):
         return True
+    refuse_if_local(name, option)
     if judged(name):
         refuse_if_close(name, option, newer, known)
     return False
+
+
+def refuse_if_local(name: str, option: str) -> None:
+    """An InputError for a model of the package's own provider other than its one model."""
+    route, _, model = name.partition("/")
+    if route == LOCAL_PROVIDER and model != LOCAL_MODEL:
+        raise InputError(local_model_text(model, option))
+
+
+def local_model_text(model: str, where: str) -> str:
+    """The provider's one model, named where a name of its route is not it."""
+    local = f"{LOCAL_PROVIDER}/{LOCAL_MODEL}"
+    return (
+        f"{LOCAL_PROVIDER}/{model} is not a model of the {LOCAL_PROVIDER} provider ({where}): "
+        f"it has one model, {local}"
+    )
 
 
 def refuse_if_close(name: str, option: str, newer: str, known: KnownModels) -> None:

@@ -118,10 +118,9 @@ def run_shares(
 
 def _said(error: BaseException | None) -> str:
     """An error that ended a model's process, in one line (the others go on)."""
-    if error is None:
-        return ""
-    first = (str(error).strip().splitlines() or [""])[0]
-    return f"{type(error).__name__}: {first}"
+    from hss_inspect.core.errors import error_said
+
+    return "" if error is None else error_said(error)
 
 
 def _quiet_start() -> None:
