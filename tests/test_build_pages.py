@@ -155,7 +155,8 @@ def test_limits_show_up_front_the_rubric_is_numbered_once_and_items_by_id(built)
         assert "Reference answer (up to 8,000 characters)" in shown
         assert "up to 20 criteria of 1,000 characters each" in shown
         assert "0 of 4,000 characters" in shown
-        assert "rooms/kitchen.png" in web.get(f"/b/{ann}").text  # an author sees paths
+        # An author sees paths (kitchen is taken, so listed among all items, not the free).
+        assert "rooms/kitchen.png" in web.get(f"/b/{ann}?pool=all").text
         review = web.get(f"/b/{rev}").text
     rubric_html = review.split("<h3>Rubric</h3>")[1]
     assert rubric_html.startswith("<ul class=rubric><li><code>c1</code> Says the cup fell</li>")
