@@ -1,14 +1,20 @@
 """The edges of `hss-inspect build` a lab meets in its first week, through the real command:
-a check whose `inspect eval` fails says Inspect's own reason."""
+a check whose `inspect eval` fails says Inspect's own reason; the pages do not start without
+a package they need; a port in use is one line; an import lists every bad row."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.build_pool import Build, build, new_build, task_row, write_tasks
+from tests.support.fixture_repo import write_image
+from tests.support.servers import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -19,6 +25,14 @@ def in_review(tmp_path: Path) -> Build:
     tasks = write_tasks(tmp_path / "tasks.jsonl", rows)
     build("import", str(b.path), str(tasks), "--author", "ann")
     return b
+
+
+def one_image_build(tmp_path: Path) -> Path:
+    """A build of a pool of one image: made in a second."""
+    write_image(tmp_path / "pool" / "one.png", (64, 48), "PNG")
+    path = tmp_path / "build.sqlite"
+    build("new", str(path), "--pool", str(tmp_path / "pool"), "--authors", "1", "--reviewers", "3")
+    return path
 
 
 def test_a_check_without_the_judges_key_says_inspects_reason(tmp_path: Path) -> None:
@@ -35,3 +49,73 @@ def test_a_check_without_the_judges_key_says_inspects_reason(tmp_path: Path) -> 
         ": the judge's reference check failed: Unable to initialise Anthropic client: "
         "No ANTHROPIC_API_KEY defined in the environment."
     ), line
+
+
+# ---- the pages' packages, checked before any link is handed out --------------------------
+
+# What python-multipart installs: its distribution's metadata and its two import names.
+MULTIPART = ("python_multipart", "multipart")
+
+
+@pytest.fixture(scope="module")
+def venv_without_multipart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding every package of the tests' own but python-multipart, removed as
+    `pip uninstall` removes it (its modules and its metadata). The packages are linked,
+    not copied: the venv's one `.pth` adds a folder of links to each entry of this
+    environment's site-packages but python-multipart's, as a site folder (so the editable
+    install's own `.pth` is read too)."""
+    root = tmp_path_factory.mktemp("no-multipart")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (own_site,) = [Path(p) for p in sys.path if p.endswith("site-packages") and "lib" in p][:1]
+    linked = root / "site"
+    linked.mkdir()
+    for entry in own_site.iterdir():
+        if not entry.name.lower().startswith(MULTIPART):
+            (linked / entry.name).symlink_to(entry)
+    (venv_site,) = venv.glob("lib/python*/site-packages")
+    (venv_site / "linked.pth").write_text(f"import site; site.addsitedir({str(linked)!r})\n")
+    return venv / "bin" / "python"
+
+
+def test_the_pages_refuse_to_start_without_the_web_extra_naming_it(
+    venv_without_multipart: Path, tmp_path: Path
+) -> None:
+    python = str(venv_without_multipart)
+    missing = subprocess.run(
+        [python, "-c", "import importlib.util as u; print(u.find_spec('python_multipart'))"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert missing.stdout.strip() == "None"  # the venv has it not, and has the rest:
+    subprocess.run([python, "-c", "import starlette, uvicorn, hss_inspect.web.server"], check=True)
+    path = one_image_build(tmp_path)
+    cli = [python, "-m", "hss_inspect.commands.cli"]
+    study = str(tmp_path / "study.sqlite")
+    for command, extra in ((["build", "serve", str(path)], "web"),
+                           (["human", "serve", study], "human")):  # fmt: skip
+        done = subprocess.run(
+            [*cli, *command, "--port", str(free_port())], capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+        assert done.stderr == (
+            f"hss-inspect {command[0]}: the pages need python-multipart, not installed: "
+            f'pip install "hss-inspect[{extra}]"\n'
+        )
+
+
+# ---- a port in use -----------------------------------------------------------------------
+
+
+def test_a_port_in_use_is_one_line_naming_port_and_no_serving_line(tmp_path: Path) -> None:
+    path = one_image_build(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = build("serve", str(path), "--port", str(port), ok=False)
+    assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr == (
+        f"hss-inspect build: port {port} is in use at 127.0.0.1 (another server, or this one "
+        "already running): choose another with --port\n"
+    )
