@@ -201,7 +201,9 @@ def test_one_author_and_three_reviewers_build_through_the_pages_and_a_killed_ser
         for file, prompt in (("street.png", "Which way did the cyclist come from?"),
                              ("kitchen.jpg", "What colour is the cup?")):  # fmt: skip
             author.goto(f"{server.base}/b/{ann}")
-            author.locator("tr", has_text=file).locator("a").click()
+            # the row whose path cell is the file (a duplicate note may name it too)
+            path_cell = author.locator("td", has_text=re.compile(f"^{re.escape(file)}$"))
+            author.locator("tr", has=path_cell).locator("a").first.click()
             author.wait_for_function("document.querySelector('.media img').naturalWidth > 0")
             author.select_option("select[name=subdomain]", "Retrodiction")
             author.fill("textarea[name=prompt]", prompt)

@@ -19,7 +19,7 @@ import os
 import re
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +84,10 @@ def received(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def by_question(requests: list[dict[str, Any]], model: str) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for request in requests:
-        if request.get("model") != model:
-            continue
-        user = next(m for m in request["messages"] if m["role"] == "user")
-        content = user["content"]
-        text = content if isinstance(content, str) else content[-1]["text"]
-        grouped[text].append(request)
-    return grouped
+def turns(requests: list[dict[str, Any]]) -> Counter[str]:
+    """The candidate's requests as a multiset of what each carried."""
+    sent = [received(r) for r in requests if r.get("model") == "candidate"]
+    return Counter(json.dumps(turn, sort_keys=True) for turn in sent)
 
 
 def judge_conversations(requests: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -201,7 +195,7 @@ def inspect_tasks(log: Any) -> dict[str, dict[str, Any]]:
 
 def lmms_tasks(samples: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per task: its outcome as the lmms-eval run recorded it."""
-    return {s["doc"]["task_id"]: s["pass_at_1"] for s in samples}
+    return {s["pass_at_1"]["task_id"]: s["pass_at_1"] for s in samples}
 
 
 def mean_or_none(attempts: list[tuple[float, float] | None], index: int) -> float | None:
@@ -212,20 +206,16 @@ def mean_or_none(attempts: list[tuple[float, float] | None], index: int) -> floa
 @needs_lmms
 @pytest.mark.slow
 def test_both_harnesses_send_the_same_frames_and_images(side_by_side: dict[str, Any]) -> None:
-    inspect_sent = by_question(side_by_side["inspect_requests"], "candidate")
-    lmms_sent = by_question(side_by_side["lmms_requests"], "candidate")
-    assert sorted(inspect_sent) == sorted(lmms_sent)
-    lines = ["task question | requests | images | frame times | pixels equal"]
-    for question, requests in sorted(inspect_sent.items()):
-        ours = [received(r) for r in requests]
-        theirs = [received(r) for r in lmms_sent[question]]
-        # three attempts each, every one the same turn
-        assert len(ours) == len(theirs) == 3
-        assert all(r == ours[0] for r in ours) and all(r == theirs[0] for r in theirs)
-        assert theirs[0] == ours[0], question
+    ours, theirs = turns(side_by_side["inspect_requests"]), turns(side_by_side["lmms_requests"])
+    # three attempts of every task, each the same turn in both harnesses
+    assert sum(ours.values()) == sum(theirs.values()) == 3 * len(SIDE_BY_SIDE)
+    assert theirs == ours
+    lines = ["question | requests Inspect/lmms-eval | images | frame times"]
+    for key, count in sorted(ours.items()):
+        turn = json.loads(key)
+        times = turn["frame_times"]
         lines.append(
-            f"{question[:40]} | {len(ours)}/{len(theirs)} | {len(ours[0]['pixels'])} | "
-            f"{ours[0]['frame_times']} | {theirs[0]['pixels'] == ours[0]['pixels']}"
+            f"{turn['texts'][-1]} | {count}/{theirs[key]} | {len(turn['pixels'])} | {times}"
         )
     print("\n".join(lines))
 
@@ -264,9 +254,9 @@ def test_both_harnesses_ask_the_judge_the_same_and_get_the_same_verdicts(
 def test_both_harnesses_report_the_same_pass_at_1(side_by_side: dict[str, Any]) -> None:
     inspect_metrics = side_by_side["inspect_log"].results.scores[0].metrics
     lmms_metrics = side_by_side["lmms_results"]["results"]["hss"]
-    # the fixture's graded tasks: PASS x3 and FLAKY pass, FAIL and EMPTY do not, GARBLE is
-    # left out: 3 of 5
-    expected = {"pass_at_1": 3 / 5, "ungraded_tasks": 1.0, "grading_failure_rate": 1 / 6}
+    # seven tasks; GARBLE is left out (a grading failure in every attempt), and of the six
+    # graded the three PASS and FLAKY pass, FAIL and EMPTY do not: 4 of 6
+    expected = {"pass_at_1": 4 / 6, "ungraded_tasks": 1.0, "grading_failure_rate": 1 / 7}
     lines = ["metric | Inspect | lmms-eval"]
     for key in ("pass_at_1", "pass_at_1_ci95", "rubric", "image", "video", "temporal"):
         ours = inspect_metrics[key].value

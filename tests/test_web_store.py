@@ -51,3 +51,17 @@ def test_a_file_without_the_first_tables_is_still_not_the_store(tmp_path: Path) 
     with pytest.raises(InputError, match=r"not a thing \(no kept table"):
         store.check_store(path, "thing", ("kept",), "make", ADDED)
     assert "later" not in tables(path)
+
+
+def test_a_store_kind_makes_its_file_reads_its_settings_and_refuses_another_kind(
+    tmp_path: Path,
+) -> None:
+    thing = store.StoreKind("thing", "CREATE TABLE thing (key TEXT, value TEXT);", ("thing",), "mk")
+    other = store.StoreKind("other", "CREATE TABLE other (key TEXT, value TEXT);", ("other",), "mo")
+    path = tmp_path / "a.sqlite"
+    thing.create(path, {"rounds": 2, "name": "é"})
+    assert thing.settings(path) == {"rounds": 2, "name": "é"}
+    with pytest.raises(InputError, match=r"exists: a thing is made once"):
+        thing.create(path, {})
+    with pytest.raises(InputError, match=r"not a other \(no other table\): give the file `mo`"):
+        other.settings(path)

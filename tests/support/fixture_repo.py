@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -229,7 +230,7 @@ def write_video(
         stream.pix_fmt = "yuv420p"
         if frame_times is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
-        if rotation:
+        if rotation and hasattr(stream, "set_display_rotation"):
             stream.set_display_rotation(rotation)
         for index, time in enumerate(times):
             frame = av.VideoFrame.from_ndarray(draw(*size, index), format="rgb24")
@@ -241,7 +242,19 @@ def write_video(
                 frame.time_base = Fraction(1, fps)
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
+    if rotation and not hasattr(stream, "set_display_rotation"):
+        rotate_with_ffmpeg(path, rotation)
     return times
+
+
+def rotate_with_ffmpeg(path: Path, rotation: int) -> None:
+    """The display rotation PyAV before 16 cannot write (lmms-eval's venv pins av<16):
+    the ffmpeg program's remux writes the same display matrix from the `rotate` tag."""
+    remuxed = path.with_name(f"rotated-{path.name}")
+    command = ["ffmpeg", "-y", "-loglevel", "error", "-i", str(path), "-c", "copy"]
+    command += ["-metadata:s:v:0", f"rotate={rotation}", str(remuxed)]
+    subprocess.run(command, check=True)
+    remuxed.replace(path)
 
 
 def write_noise_video(

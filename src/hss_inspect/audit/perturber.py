@@ -23,7 +23,7 @@ from inspect_ai.model import (
 from hss_inspect.audit.kinds import KIND_BY_NAME, PERTURBER_KINDS, Expectation
 from hss_inspect.audit.variants import AUDIT_FILE, Variant, audit_data
 from hss_inspect.data.rows import Criterion, GradedTask
-from hss_inspect.grading.asking import Exchange, ask
+from hss_inspect.grading.asking import Exchange, converse, model_reply
 from hss_inspect.grading.judge import render_criteria
 
 _ONLY_FENCED_BLOCK = re.compile(r"\A```[a-zA-Z]*\s*\n(.*)\n\s*```\Z", re.DOTALL)
@@ -155,8 +155,8 @@ async def perturb(
         result.variant = Variant(kind, text, target, str(model))
         return None
 
-    await ask(
-        model,
+    await converse(
+        model_reply(model),
         prompts.system,
         request,
         read,

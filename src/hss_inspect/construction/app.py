@@ -41,6 +41,7 @@ ROUTES = (
     ("GET", "/task/{task_id}", "task_page"), ("POST", "/task", "save"),
     ("POST", "/verdict", "verdict"), ("GET", "/media/{item_id}", "media"),
     ("GET", "/frames/{index:int}/{item_id}", "frame"), ("POST", "/blind", "blind_answer"),
+    ("GET", "/verdicts", "verdicts"),
 )  # fmt: skip
 # The largest form a page sends: the texts' own limits, with room for their escaping.
 FORM_MAX_BYTES = 256_000
@@ -140,11 +141,13 @@ class BuildServer:
         note = await self.duplicate_note(item.item_id)
         if task.state in ("draft", "returned"):
             opened = time.time()
-            return web.html(
-                pages.authoring_page(base, person.name, item, task, frames, opened, note=note)
+            notice = "Draft saved." if "saved" in request.query_params else ""
+            body = pages.authoring_page(
+                base, person.name, item, task, frames, opened, note=note, notice=notice
             )
+            return web.html(body)
         heading = f"{task.task_id}: {pages.state_text(task)}"
-        text = pages.task_text(task)
+        text = pages.drop_note(task) + pages.task_text(task)
         return web.html(pages.read_only_page(base, person.name, item, heading, frames, text, note))
 
     async def save(self, request: Any) -> Any:
@@ -159,10 +162,12 @@ class BuildServer:
             raise web.not_found()
         action = str(form.get("action", "save"))
         base = self.base(request)
+        kept = {k: str(form.get(k, "")) for k in ("subdomain", "prompt", "reference", "criteria")}
         if action == "release" and task is not None:
+            if form.get("confirm") != "yes":  # asked first, on a page of its own
+                return web.html(pages.give_up_page(base, person.name, task, kept))
             await web.blocking(store.release_item, self.build, person.name, task.task_id)
             return web.redirect(base)
-        kept = {k: str(form.get(k, "")) for k in ("subdomain", "prompt", "reference", "criteria")}
         previous = task.draft.criteria if task else ()
         draft = Draft(
             kept["subdomain"], kept["prompt"], kept["reference"],
@@ -188,7 +193,7 @@ class BuildServer:
             if await web.blocking(store.submit_task, self.build, person.name, saved):
                 await web.blocking(flag_repeated_text, self.build, [saved])
             return web.redirect(base)
-        return web.redirect(f"{base}/task/{saved}")
+        return web.redirect(f"{base}/task/{saved}?saved")
 
     async def review(
         self,
@@ -198,9 +203,11 @@ class BuildServer:
         kept: dict[str, str] | None = None,
         status: int = 422,
     ) -> Any:
+        confirmed = await self.confirmed(request, person)
         slot, task, decided, dealt = await web.blocking(store.next_review, self.build, person.name)
+        base = self.base(request)
         if slot is None or task is None:
-            return web.html(pages.no_review_page(person.name, decided, dealt))
+            return web.html(pages.no_review_page(base, person.name, decided, dealt, confirmed))
         frames = await self.shown_frames(self.items[task.item.item_id])
         own = ""
         if self.blind:  # the round opens with the media and the question alone
@@ -208,15 +215,15 @@ class BuildServer:
             mine = await web.blocking(blind.answer_of, self.build, key, person.name)
             if mine is None:
                 body = blind_pages.blind_page(
-                    self.base(request), person.name, slot, task, frames, decided, dealt,
-                    problem, (kept or {}).get("answer", ""),
+                    base, person.name, slot, task, frames, decided, dealt,
+                    problem, (kept or {}).get("answer", ""), confirmed,
                 )  # fmt: skip
                 return web.html(body, status if problem else 200)
             own = blind_pages.own_answer(*mine)
         flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
         body = pages.review_page(
-            self.base(request), person.name, slot, task, flags, frames, decided, dealt,
-            problem, kept, own,
+            base, person.name, slot, task, flags, frames, decided, dealt, problem, kept,
+            own, confirmed,
         )  # fmt: skip
         return web.html(body, status if problem else 200)
 
@@ -241,10 +248,25 @@ class BuildServer:
             )  # fmt: skip
         return web.redirect(self.base(request))
 
+    async def confirmed(self, request: Any, person: store.Person) -> str:
+        """The verdict the reviewer just gave (`?decided=TASK/REVISION/ROUND`), as stored."""
+        asked = request.query_params.get("decided", "")
+        if not asked:
+            return ""
+        given = await web.blocking(store.verdicts_given, self.build, person.name)
+        slot = next((s for s, _ in given if f"{s.task_id}/{s.revision}/{s.round}" == asked), None)
+        return pages.confirmation(slot) if slot else ""
+
+    async def verdicts(self, request: Any) -> Any:
+        person = self.person(request, "reviewer")
+        given = await web.blocking(store.verdicts_given, self.build, person.name)
+        return web.html(pages.verdicts_page(self.base(request), person.name, given))
+
     async def verdict(self, request: Any) -> Any:
         person = self.person(request, "reviewer")
         form = await request.form(max_part_size=FORM_MAX_BYTES)
         kept = {k: str(form.get(k, "")) for k in ("verdict", "reason", "other", "feedback")}
+        kept["about"] = " ".join(str(c) for c in form.getlist("about"))
         slot = slot_of(form)
         if (
             self.blind
@@ -259,11 +281,12 @@ class BuildServer:
         if reason == OTHER_REASON:
             reason = f"{OTHER_REASON}: {kept['other'].strip()}"
         feedback = kept["feedback"].strip() or None
+        about = await web.blocking(marked_criteria, self.build, slot[0], kept["about"])
         await web.blocking(
             store.decide, self.build, person.name, slot, kept["verdict"], reason, feedback,
-            self.rounds,
+            self.rounds, None, about,
         )  # fmt: skip
-        return web.redirect(self.base(request))
+        return web.redirect(f"{self.base(request)}?decided={'/'.join(map(str, slot))}")
 
     # ---- media ------------------------------------------------------------------------
 
@@ -309,6 +332,13 @@ def float_or_now(text: str) -> float:
         return time.time()
 
 
+def marked_criteria(build: Path, task_id: str, ticked: str) -> tuple[str, ...]:
+    """The criteria ticked, in the rubric's order; an id not in the rubric is no mark."""
+    task = store.view_of(build, task_id)
+    ids = set(ticked.split())
+    return tuple(c.id for c in task.draft.criteria if c.id in ids) if task else ()
+
+
 def verdict_problem(kept: dict[str, str]) -> str:
     """Why the verdict cannot be stored as sent ('' when it can); the form is kept."""
     verdict = kept["verdict"]
@@ -320,6 +350,10 @@ def verdict_problem(kept: dict[str, str]) -> str:
         )
     if verdict == "edit" and not kept["feedback"].strip():
         return "An Edit goes back to the author: say what to change. Nothing was stored."
+    if verdict != "edit" and kept.get("about"):
+        return (
+            "Criteria are marked for an Edit only: untick them, or choose Edit. Nothing was stored."
+        )
     if verdict == "drop":
         if rules().reason(kept["reason"]) is None:
             return "A Drop needs its reason: choose one. Nothing was stored."

@@ -5,7 +5,7 @@ authored. Nothing of another round is on either page. Everything typed is escape
 
 from __future__ import annotations
 
-from hss_inspect.construction.pages import STYLE, header, principles_aside
+from hss_inspect.construction.pages import STYLE, header, principles_aside, verdicts_link
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.store import ReviewSlot, TaskView
 from hss_inspect.web.answers import answer_fields
@@ -26,12 +26,15 @@ def blind_page(
     dealt: int,
     problem: str = "",
     kept_answer: str = "",
+    confirmed: str = "",
 ) -> str:
-    """The round before its reveal: the media, the question, the reviewer's answer form."""
+    """The round before its reveal: the media, the question, the reviewer's answer form;
+    `confirmed` says which verdict was just stored (`pages.confirmation`)."""
     progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
-        f"<h2>{escape(task.task_id)}: round {slot.round} of {rules().rounds}</h2>"
+        f"{confirmed}<h2>{escape(task.task_id)} on {escape(task.item.item_id)}: round "
+        f"{slot.round} of {rules().rounds}</h2>"
         "<p class=state>First answer the question yourself, from the media, as a model is "
         "asked it. Your answer is stored before the reference answer and the rubric are "
         "shown, and it cannot be changed after; then give your verdict as usual.</p>"
@@ -43,8 +46,10 @@ def blind_page(
         f'<input type=hidden name=round value="{slot.round}">'
         f"{answer_fields(kept_answer)}<p><button type=submit>{STORE_BUTTON}</button></p></form>"
     )
-    body = header("reviewer", name, progress) + (
-        f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
+    body = (
+        header("reviewer", name, progress)
+        + verdicts_link(base, decided)
+        + (f"<div class=cols><div>{main}</div>{principles_aside()}</div>")
     )
     return page(f"HSS build: review {decided + 1} of {dealt}", body, STYLE + BLIND_STYLE)
 

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hss_inspect.construction.authoring import (
+    MAX_CRITERIA,
+    MAX_CRITERION_CHARS,
+    MAX_QUESTION_CHARS,
+    MAX_REFERENCE_CHARS,
+)
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, rules
 from hss_inspect.construction.store import Flag, ReviewSlot, TaskView
@@ -22,8 +28,25 @@ label{display:block;margin:.6rem 0}select,input[type=text]{font:inherit;max-widt
 table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.2rem .6rem;
 text-align:left}.state{color:#555}.feedback,.flag{background:#fff4d6;padding:.5rem;
 border-left:4px solid #e0a800}.flag.quiet{background:#eef4ee;border-color:#7a7}
-button{font:inherit;margin-right:.5rem}
+button{font:inherit;margin-right:.5rem}.count{display:block;color:#555;font-size:.85rem}
+.count.over{color:#a00;font-weight:600}.saved{background:#eef4ee;padding:.5rem;
+border-left:4px solid #7a7}ul.rubric{list-style:none;padding-left:0}
+label.mark{display:inline-block;margin:.2rem 1rem .2rem 0}
 """
+# Counts what a limited field holds as it is typed (the server counts the same: code
+# points, a line break sent as two characters); the limits are also in the labels, for a
+# page without script.
+COUNT_SCRIPT = r"""<script>
+function hssCount(t){const o=document.getElementById('count-'+t.name);
+const n=s=>[...s.replace(/\r?\n/g,'\r\n')].length,f=x=>x.toLocaleString('en-US');
+if(t.dataset.lines){const l=t.value.split('\n').filter(x=>x.trim());
+const m=Math.max(0,...l.map(x=>[...x.trim()].length)),L=+t.dataset.lines,C=+t.dataset.limit;
+o.textContent=f(l.length)+' of '+L+' criteria; longest '+f(m)+' of '+f(C)+' characters';
+o.classList.toggle('over',l.length>L||m>C)}else{const c=n(t.value),L=+t.dataset.limit;
+o.textContent=f(c)+' of '+f(L)+' characters';o.classList.toggle('over',c>L)}}
+document.querySelectorAll('textarea[data-limit]').forEach(t=>{
+t.addEventListener('input',()=>hssCount(t));hssCount(t)});
+</script>"""
 # Longest feedback or reason a reviewer may write (kept in the form when refused).
 FEEDBACK_MAX_CHARS = 4_000
 
@@ -83,7 +106,37 @@ def state_text(task: TaskView) -> str:
         return f"in review (round {task.round} of {rules().rounds})"
     if task.state == "returned":
         return "returned: revise and submit" if task.submitted else "revision saved, not sent"
+    if task.state == "dropped" and task.drop is not None:
+        return f"dropped in round {task.drop.round}: {reason_text(task.drop.reason)}"
     return {"draft": "draft", "admitted": "admitted", "dropped": "dropped"}[task.state]
+
+
+def reason_text(reason: str | None) -> str:
+    """A stored reason to drop in the rules' words (`other: ...` with the reviewer's own)."""
+    if reason is None:
+        return "no reason stored"
+    key, _, words = reason.partition(": ")
+    known = rules().reason(key)
+    if known is None:
+        return reason
+    return f"{known.label.split(' (')[0]}: {words}" if key == OTHER_REASON else known.label
+
+
+def verdict_name(verdict: str) -> str:
+    """ "Pass", "Edit", "Drop": the verdict's text up to its colon, in the rules' words."""
+    return rules().verdicts[verdict].split(":")[0]
+
+
+def drop_note(task: TaskView) -> str:
+    """Why a dropped task was dropped, for its author: the reason and the reviewer's note."""
+    drop = task.drop
+    if drop is None:
+        return ""
+    note = f"<p>{escape(drop.feedback)}</p>" if drop.feedback else ""
+    return (
+        f"<div class=feedback><b>Dropped in review round {drop.round} of {rules().rounds} "
+        f"(revision {drop.revision}):</b><p>{escape(reason_text(drop.reason))}</p>{note}</div>"
+    )
 
 
 def pool_table(
@@ -145,9 +198,11 @@ def authoring_page(
     problems: Sequence[str] = (),
     kept: dict[str, str] | None = None,
     note: str = "",
+    notice: str = "",
 ) -> str:
-    """The form for one item: new, a draft, or a task returned with its feedback; `note`
-    says what the item nearly repeats."""
+    """The form for one item: new, a draft, or a task returned with its feedback (and the
+    criteria it is about); `note` says what the item nearly repeats, `notice` what was
+    just stored."""
     draft = task.draft if task else None
     values = kept or {
         "subdomain": draft.subdomain if draft else "",
@@ -156,29 +211,26 @@ def authoring_page(
         "criteria": "\n".join(draft.titles) if draft else "",
     }
     title = task.task_id if task else f"new task on {item.item_id}"
-    feedback = ""
-    if task and task.state == "returned" and task.feedback:
-        notes = "".join(f"<p>{escape(text)}</p>" for text in task.feedback)
-        feedback = f"<div class=feedback><b>Returned with this feedback:</b>{notes}</div>"
+    feedback = returned_note(task) if task else ""
     errors = "".join(f"<p class=error>{escape(p)}</p>" for p in problems)
-    give_up = (
-        "<button type=submit name=action value=release formnovalidate>Give up this item</button>"
-        if task and task.state == "draft" and not task.submitted
-        else ""
-    )
+    errors += f"<p class=saved role=status>{escape(notice)}</p>" if notice else ""
+    give_up = give_up_button() if task and task.state == "draft" and not task.submitted else ""
     form = (
         f'<form method=post action="{base}/task" {ONCE}>'
         f'<input type=hidden name=item_id value="{escape(item.item_id)}">'
         f'<input type=hidden name=task_id value="{escape(task.task_id if task else "")}">'
         f'<input type=hidden name=opened_at value="{opened_at:.3f}">'
         f"{subdomain_select(values['subdomain'])}"
-        "<label>Question, as the model will be asked it<br>"
-        f"<textarea name=prompt>{escape(values['prompt'])}</textarea></label>"
-        "<label>Reference answer<br>"
-        f"<textarea name=reference>{escape(values['reference'])}</textarea></label>"
-        "<label>Rubric: one criterion a line, each checkable on its own against the "
-        "reference answer; an answer passes only when it meets all of them<br>"
-        f"<textarea name=criteria>{escape(values['criteria'])}</textarea></label>"
+        + limited_text(
+            "Question, as the model will be asked it", "prompt", values, MAX_QUESTION_CHARS
+        )
+        + limited_text("Reference answer", "reference", values, MAX_REFERENCE_CHARS)
+        + "<label>Rubric: one criterion a line, each checkable on its own against the "
+        "reference answer; an answer passes only when it meets all of them (up to "
+        f"{MAX_CRITERIA} criteria of {MAX_CRITERION_CHARS:,} characters each)<br>"
+        f'<textarea name=criteria data-limit="{MAX_CRITERION_CHARS}" '
+        f'data-lines="{MAX_CRITERIA}">{escape(values["criteria"])}</textarea>'
+        f"<small class=count id=count-criteria aria-live=polite></small></label>"
         "<p><button type=submit name=action value=save>Save draft</button>"
         "<button type=submit name=action value=submit>Submit for review</button>"
         f"{give_up}</p></form>"
@@ -191,7 +243,65 @@ def authoring_page(
     body = header("author", name, item.item_id) + (
         f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
     )
-    return page(f"HSS build: {title}", body, STYLE)
+    return page(f"HSS build: {title}", body + COUNT_SCRIPT, STYLE)
+
+
+def limited_text(label: str, name: str, values: dict[str, str], limit: int) -> str:
+    """A text field with its limit in its label and a count of what it holds, kept as typed
+    (a text over the limit is refused on saving, never cut)."""
+    text = values.get(name, "")
+    count = f"{len(text):,} of {limit:,} characters"
+    return (
+        f"<label>{escape(label)} (up to {limit:,} characters)<br>"
+        f'<textarea name={name} data-limit="{limit}">{escape(text)}</textarea>'
+        f"<small class=count id=count-{name} aria-live=polite>{count}</small></label>"
+    )
+
+
+def returned_note(task: TaskView) -> str:
+    """A returned task's feedback, with the criteria the Edit marked."""
+    if task.state != "returned" or not task.feedback:
+        return ""
+    notes = "".join(f"<p>{escape(text)}</p>" for text in task.feedback)
+    titles = {c.id: c.title for c in task.draft.criteria}
+    marked = "".join(
+        f"<li><code>{escape(c)}</code> {escape(titles.get(c, '(no longer in the rubric)'))}</li>"
+        for c in task.about
+    )
+    about = f"<p>About these criteria:</p><ul class=rubric>{marked}</ul>" if marked else ""
+    return f"<div class=feedback><b>Returned with this feedback:</b>{notes}{about}</div>"
+
+
+def give_up_button() -> str:
+    """Give up asks first: with script, a dialog (its yes sent as `confirm`); without, the
+    server answers with `give_up_page`."""
+    ask = "Give up this item? Your draft is deleted and the item is free for others."
+    return (
+        "<input type=hidden name=confirm value=''>"
+        "<button type=submit name=action value=release formnovalidate "
+        f"onclick=\"if(!confirm('{ask}'))return false;this.form.confirm.value='yes'\">"
+        "Give up this item</button>"
+    )
+
+
+def give_up_page(base: str, name: str, task: TaskView, kept: dict[str, str]) -> str:
+    """Asks before a draft is deleted; "keep" saves what the form held, so nothing typed
+    is lost either way."""
+    hidden = "".join(
+        f'<input type=hidden name={key} value="{escape(value)}">'
+        for key, value in {
+            "item_id": task.item.item_id, "task_id": task.task_id, **kept,
+        }.items()
+    )  # fmt: skip
+    body = header("author", name, task.item.item_id) + (
+        f"<h2>Give up {escape(task.task_id)}?</h2><p>The draft on {escape(task.item.item_id)} "
+        "is deleted and the item is free for other authors. This cannot be undone.</p>"
+        f'<form method=post action="{base}/task" {ONCE}>{hidden}'
+        "<input type=hidden name=confirm value=yes>"
+        "<button type=submit name=action value=release>Yes, give up this item</button>"
+        "<button type=submit name=action value=save>No, keep the draft</button></form>"
+    )
+    return page(f"HSS build: give up {task.task_id}?", body, STYLE)
 
 
 def read_only_page(
@@ -216,12 +326,12 @@ def read_only_page(
 def task_text(task: TaskView) -> str:
     criteria = "".join(
         f"<li><code>{escape(c.id)}</code> {escape(c.title)}</li>" for c in task.draft.criteria
-    )
+    )  # the ids alone number the criteria: a list without numbers of its own
     return (
         f"<h3>{escape(task.draft.domain)} / {escape(task.draft.subdomain)}</h3>"
         f"<h3>Question</h3><p>{escape(task.draft.prompt)}</p>"
         f"<h3>Reference answer</h3><p>{escape(task.draft.reference)}</p>"
-        f"<h3>Rubric</h3><ol>{criteria}</ol>"
+        f"<h3>Rubric</h3><ul class=rubric>{criteria}</ul>"
     )
 
 
@@ -240,20 +350,58 @@ def review_page(
     problem: str = "",
     kept: dict[str, str] | None = None,
     own: str = "",
+    confirmed: str = "",
 ) -> str:
-    """One round of one task: the task as authored (after `own`, the reviewer's blind
-    answer, in a build that asks for one), its checks, the verdict form."""
+    """One round of one task: the task as authored (its item named by id; after `own`, the
+    reviewer's blind answer, in a build that asks for one), its checks, the verdict form;
+    `confirmed` says which verdict was just stored."""
     progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     main = (
-        f"<h2>{escape(task.task_id)}: round {slot.round} of {rules().rounds}</h2>"
-        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}{task_text(task)}"
-        f"{flags_html(flags)}{error}{verdict_form(base, slot, kept or {})}"
+        f"{confirmed}<h2>{escape(task.task_id)} on {escape(task.item.item_id)}: round "
+        f"{slot.round} of {rules().rounds}</h2>"
+        f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}"
+        f"{task_text(task)}{flags_html(flags)}{error}{verdict_form(base, slot, task, kept or {})}"
     )
-    body = header("reviewer", name, progress) + (
-        f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
+    body = (
+        header("reviewer", name, progress)
+        + verdicts_link(base, decided)
+        + (f"<div class=cols><div>{main}</div>{principles_aside()}</div>")
     )
-    return page(f"HSS build: review {decided + 1} of {dealt}", body, STYLE)
+    return page(f"HSS build: review {decided + 1} of {dealt}", body + COUNT_SCRIPT, STYLE)
+
+
+def verdicts_link(base: str, decided: int) -> str:
+    return f'<p><a href="{base}/verdicts">The verdicts you gave ({decided})</a></p>'
+
+
+def confirmation(slot: ReviewSlot) -> str:
+    """The verdict just stored, as the store holds it."""
+    return (
+        f"<p class=saved role=status>Your verdict on {escape(slot.task_id)} (round "
+        f"{slot.round}): {escape(verdict_name(slot.verdict or ''))} — saved.</p>"
+    )
+
+
+def verdicts_page(base: str, name: str, given: Sequence[tuple[ReviewSlot, tuple[str, ...]]]) -> str:
+    """The verdicts a reviewer gave, to read: a verdict is final (Sec. 2.4)."""
+    rows = "".join(
+        f"<tr><td>{escape(slot.task_id)}</td><td>{slot.revision}</td><td>{slot.round}</td>"
+        f"<td>{escape(verdict_name(slot.verdict or ''))}</td>"
+        f"<td>{escape(reason_text(slot.reason) if slot.verdict == 'drop' else '')}</td>"
+        f"<td>{escape(', '.join(about))}</td><td>{escape(slot.feedback or '')}</td></tr>"
+        for slot, about in given
+    )
+    head = (
+        "<tr><th>task</th><th>revision</th><th>round</th><th>verdict</th><th>reason</th>"
+        "<th>criteria marked</th><th>feedback</th></tr>"
+    )
+    table = f"<table>{head}{rows}</table>" if given else "<p>None yet.</p>"
+    body = header("reviewer", name, f"{len(given)} verdict(s) given") + (
+        f'<p><a href="{base}">back to your reviews</a></p><h2>The verdicts you gave</h2>'
+        "<p class=state>To read only: a verdict is final once given.</p>" + table
+    )
+    return page("HSS build: your verdicts", body, STYLE)
 
 
 def flags_html(flags: Sequence[Flag]) -> str:
@@ -269,7 +417,7 @@ def flags_html(flags: Sequence[Flag]) -> str:
     )
 
 
-def verdict_form(base: str, slot: ReviewSlot, kept: dict[str, str]) -> str:
+def verdict_form(base: str, slot: ReviewSlot, task: TaskView, kept: dict[str, str]) -> str:
     verdicts = "".join(
         f'<label><input type=radio name=verdict value="{key}" required'
         f"{' checked' if kept.get('verdict') == key else ''}> {escape(text)}</label>"
@@ -286,9 +434,11 @@ def verdict_form(base: str, slot: ReviewSlot, kept: dict[str, str]) -> str:
         f'<input type=hidden name=revision value="{slot.revision}">'
         f'<input type=hidden name=round value="{slot.round}">'
         f"<h3>Your verdict</h3>{verdicts}"
-        "<label>Feedback for the author (needed for Edit)<br>"
-        f"<textarea name=feedback>{escape(kept.get('feedback', ''))}</textarea></label>"
-        "<label>Reason to drop (needed for Drop)<br><select name=reason>"
+        + limited_text(
+            "Feedback for the author (needed for Edit)", "feedback", kept, FEEDBACK_MAX_CHARS
+        )
+        + criteria_marks(task, kept.get("about", ""))
+        + "<label>Reason to drop (needed for Drop)<br><select name=reason>"
         f'<option value="">choose one</option>{reasons}</select></label>'
         f"<label>Say what (for {escape(OTHER_REASON)})<br>"
         f'<input type=text name=other size=60 value="{escape(kept.get("other", ""))}"></label>'
@@ -296,8 +446,21 @@ def verdict_form(base: str, slot: ReviewSlot, kept: dict[str, str]) -> str:
     )
 
 
-def no_review_page(name: str, decided: int, dealt: int) -> str:
+def criteria_marks(task: TaskView, kept: str) -> str:
+    """A box a criterion, for an Edit to say which criteria it is about (`kept`: the ids
+    ticked when the form was refused, space-separated)."""
+    ticked = set(kept.split())
+    boxes = "".join(
+        f'<label class=mark><input type=checkbox name=about value="{escape(c.id)}"'
+        f"{' checked' if c.id in ticked else ''}> <code>{escape(c.id)}</code></label>"
+        for c in task.draft.criteria
+    )
+    return f"<p>An Edit is about these criteria (optional; the author sees them):<br>{boxes}</p>"
+
+
+def no_review_page(base: str, name: str, decided: int, dealt: int, confirmed: str = "") -> str:
     body = header("reviewer", name, f"{decided} of {dealt} decided") + (
+        f"{verdicts_link(base, decided)}{confirmed}"
         "<h2>No review waiting for you</h2><p>More may be dealt to you as tasks pass "
         "earlier rounds or come back revised: reload this page later.</p>"
     )

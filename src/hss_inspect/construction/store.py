@@ -16,7 +16,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -99,7 +98,19 @@ CREATE TABLE IF NOT EXISTS blind_grades (
     FOREIGN KEY (task_id, revision, round) REFERENCES blind_answers(task_id, revision, round)
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA
+# edit_marks: the criteria an Edit is about, as its reviewer marked them (none: the whole task).
+EDIT_MARKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS edit_marks (
+    task_id TEXT NOT NULL, revision INTEGER NOT NULL, round INTEGER NOT NULL,
+    criterion TEXT NOT NULL, PRIMARY KEY (task_id, revision, round, criterion),
+    FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA
+BUILD = store.StoreKind("build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
+# A connection in one transaction; the file checked to be a build first (an InputError
+# saying what it is and what to do); the build's settings.
+connect, check_build, settings_of = BUILD.connect, BUILD.check, BUILD.settings
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -122,14 +133,10 @@ def create_build(
     reviewers: Sequence[str],
 ) -> dict[Person, str]:
     """Write a new build; each person's token for each of their roles."""
-    store.create(path, SCHEMA + ADDED_SCHEMA, "build")
+    BUILD.create(path, {**settings, "next_task": 1})
     tokens = {Person(n, "author"): new_token() for n in authors}
     tokens.update({Person(n, "reviewer"): new_token() for n in reviewers})
     with connect(path) as db:
-        values = {**settings, "next_task": 1}
-        db.executemany(
-            "INSERT INTO build VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()]
-        )
         db.executemany(
             "INSERT INTO items VALUES (?, ?, ?, ?)",
             [(i.item_id, i.path, i.media_type, i.bytes) for i in items],
@@ -139,22 +146,6 @@ def create_build(
             [(p.name, p.role, token) for p, token in tokens.items()],
         )
     return tokens
-
-
-def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
-    """A connection to the build in one transaction, committed on leaving."""
-    return store.transaction(path, check_build)
-
-
-def check_build(path: Path) -> None:
-    """A build's SQLite file with the build's tables, else an InputError saying what the
-    file is and what to do."""
-    store.check_store(path, "build", BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
-
-
-def settings_of(path: Path) -> dict[str, Any]:
-    with connect(path) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM build")}
 
 
 def tokens_of(path: Path) -> dict[Person, str]:
@@ -201,6 +192,8 @@ class TaskView:
     submitted: bool  # whether the latest revision has been submitted
     feedback: tuple[str, ...] = ()  # the Edit feedback the latest submitted revision got
     origin: str = AUTHORED
+    about: tuple[str, ...] = ()  # the criteria that Edit marked (ids)
+    drop: ReviewSlot | None = None  # the verdict that dropped it, with its reason
 
 
 def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
@@ -215,17 +208,42 @@ def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
     ).fetchone()
     if row is None:
         return None
-    feedback = db.execute(
-        "SELECT feedback FROM reviews WHERE task_id = ? AND verdict = 'edit' AND revision = "
-        "(SELECT MAX(revision) FROM revisions WHERE task_id = ? AND submitted_at IS NOT NULL)",
-        (task_id, task_id),
-    ).fetchall()
+    edits = [
+        ReviewSlot(*slot)
+        for slot in db.execute(
+            f"SELECT {SLOT_COLUMNS} FROM reviews WHERE task_id = ? AND verdict = 'edit' AND "
+            "revision = (SELECT MAX(revision) FROM revisions WHERE task_id = ? "
+            "AND submitted_at IS NOT NULL)",
+            (task_id, task_id),
+        )
+    ]
     draft = Draft(row[10], row[11], row[12], criteria_of(row[13]))
     return TaskView(
         row[0], PoolItem(*row[1:5]), author=row[5], round=row[6], state=row[7],
         revision=row[8], origin=row[9], draft=draft, submitted=row[14] is not None,
-        feedback=tuple(f for (f,) in feedback),
+        feedback=tuple(e.feedback or "" for e in edits),
+        about=tuple(c for e in edits for c in edit_marks(db, e)),
+        drop=dropped_by(db, task_id) if row[7] == "dropped" else None,
     )  # fmt: skip
+
+
+def edit_marks(db: sqlite3.Connection, slot: ReviewSlot) -> tuple[str, ...]:
+    """The criteria (ids) an Edit marked, in the rubric's order of their marking."""
+    rows = db.execute(
+        "SELECT criterion FROM edit_marks WHERE task_id = ? AND revision = ? AND round = ? "
+        "ORDER BY rowid",
+        (slot.task_id, slot.revision, slot.round),
+    )
+    return tuple(c for (c,) in rows)
+
+
+def dropped_by(db: sqlite3.Connection, task_id: str) -> ReviewSlot | None:
+    row = db.execute(
+        f"SELECT {SLOT_COLUMNS} FROM reviews WHERE task_id = ? AND verdict = 'drop' "
+        "ORDER BY revision DESC, round DESC LIMIT 1",
+        (task_id,),
+    ).fetchone()
+    return None if row is None else ReviewSlot(*row)
 
 
 def view_of(path: Path, task_id: str) -> TaskView | None:
@@ -441,9 +459,11 @@ def decide(
     feedback: str | None,
     rounds: int,
     now: float | None = None,
+    about: Sequence[str] = (),
 ) -> bool:
-    """Store the verdict of a round dealt to `reviewer` and move the task on; False when
-    there is nothing to store (not theirs, or decided already: the first verdict holds)."""
+    """Store the verdict of a round dealt to `reviewer` (an Edit with the criteria it is
+    `about`) and move the task on; False when there is nothing to store (not theirs, or
+    decided already: the first verdict holds)."""
     now = time.time() if now is None else now
     task_id, revision, round_ = slot
     with connect(path) as db:
@@ -455,6 +475,10 @@ def decide(
         )
         if stored.rowcount != 1:
             return False
+        db.executemany(
+            "INSERT OR IGNORE INTO edit_marks VALUES (?, ?, ?, ?)",
+            [(task_id, revision, round_, c) for c in (about if verdict == "edit" else ())],
+        )
         if verdict == "pass" and round_ < rounds:
             enter_round(db, task_id, revision, round_ + 1, now)
         else:
@@ -463,6 +487,20 @@ def decide(
                 "UPDATE tasks SET state = ?, round = NULL WHERE task_id = ?", (state, task_id)
             )
         return True
+
+
+def verdicts_given(path: Path, reviewer: str) -> list[tuple[ReviewSlot, tuple[str, ...]]]:
+    """The verdicts `reviewer` gave, the first first, each with the criteria it marked."""
+    with connect(path) as db:
+        slots = [
+            ReviewSlot(*row)
+            for row in db.execute(
+                f"SELECT {SLOT_COLUMNS} FROM reviews WHERE reviewer = ? AND verdict IS NOT NULL "
+                "ORDER BY decided_at, task_id",
+                (reviewer,),
+            )
+        ]
+        return [(slot, edit_marks(db, slot)) for slot in slots]
 
 
 def dealt_to(path: Path) -> dict[tuple[str, str], str]:

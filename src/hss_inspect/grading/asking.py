@@ -28,21 +28,6 @@ class Exchange:
 Message = dict[str, str]
 
 
-async def ask(
-    model: Model,
-    system: str,
-    request: str,
-    read: Callable[[str], str | None],
-    re_ask: Callable[[str], str],
-    retries: int,
-    exchange: Exchange,
-) -> None:
-    """Converse with an Inspect model until `read` accepts a reply (it returns None;
-    otherwise the problem, which `re_ask` turns into the next request) or the re-asks run
-    out; `exchange` records it."""
-    await converse(model_reply(model), system, request, read, re_ask, retries, exchange)
-
-
 def model_reply(model: Model) -> Callable[[list[Message]], Awaitable[str]]:
     """An Inspect model as the `reply` of `converse`."""
 
@@ -62,8 +47,11 @@ async def converse(
     retries: int,
     exchange: Exchange,
 ) -> None:
-    """The conversation of `ask` with any chat model `reply` stands for (lmms-eval's judge
-    server too): the system message, the request, then each unreadable reply and its re-ask."""
+    """Converse with the chat model `reply` stands for (an Inspect model through
+    `model_reply`, or lmms-eval's judge server) until `read` accepts a reply (it returns None;
+    otherwise the problem, which `re_ask` turns into the next request) or the re-asks run
+    out; `exchange` records it: the system message, the request, then each unreadable reply
+    and its re-ask."""
     messages: list[Message] = [
         {"role": "system", "content": system},
         {"role": "user", "content": request},

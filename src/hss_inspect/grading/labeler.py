@@ -29,7 +29,7 @@ from inspect_ai.solver import TaskState
 from hss_inspect.core.errors import SetupError
 from hss_inspect.core.roles import LABELER_ROLE, require_labeler
 from hss_inspect.core.settings import DEFAULT_LABELER_RETRIES
-from hss_inspect.grading.asking import Exchange, ask
+from hss_inspect.grading.asking import Exchange, converse, model_reply
 from hss_inspect.grading.causes import (
     FAMILIES,
     NO_ANSWER_FAMILY,
@@ -160,8 +160,8 @@ async def run_labeler(
             return str(exc)
         return None
 
-    await ask(
-        labeler,
+    await converse(
+        model_reply(labeler),
         prompts.system,
         request,
         read,

@@ -9,12 +9,10 @@ is keyed by annotator and task, so a second submit of the same task stores nothi
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import statistics
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,6 +45,10 @@ CREATE TABLE answers (
 );
 """
 STUDY_TABLES = ("study", "tasks", "annotators", "assignments", "answers")
+STUDY = store.StoreKind("study", SCHEMA, STUDY_TABLES, "hss-inspect human new")
+# A connection in one transaction; the file checked to be a study first (an InputError
+# saying what it is and what to do); the study's settings.
+connect, check_study, settings_of = STUDY.connect, STUDY.check, STUDY.settings
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,9 @@ def create_study(
     given: Mapping[str, Sequence[str]],
 ) -> dict[str, str]:
     """Write a new study; each annotator's token."""
-    store.create(path, SCHEMA, "study")
+    STUDY.create(path, settings)
     tokens = {name: new_token() for name in given}
     with connect(path) as db:
-        db.executemany(
-            "INSERT INTO study VALUES (?, ?)", [(k, json.dumps(v)) for k, v in settings.items()]
-        )
         db.executemany(
             "INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?)",
             [
@@ -95,22 +94,6 @@ def create_study(
             [(name, task, n) for name, ids in given.items() for n, task in enumerate(ids)],
         )
     return tokens
-
-
-def connect(path: Path) -> AbstractContextManager[sqlite3.Connection]:
-    """A connection to the study in one transaction, committed on leaving."""
-    return store.transaction(path, check_study)
-
-
-def check_study(path: Path) -> None:
-    """A study's SQLite file with the study's tables, else an InputError saying what the
-    file is and what to do."""
-    store.check_store(path, "study", STUDY_TABLES, "hss-inspect human new")
-
-
-def settings_of(path: Path) -> dict[str, Any]:
-    with connect(path) as db:
-        return {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM study")}
 
 
 def tokens_of(path: Path) -> dict[str, str]:

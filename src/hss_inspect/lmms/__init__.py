@@ -2,9 +2,9 @@
 
 `lmms-eval --include_path "$(python -m hss_inspect.lmms)" --tasks hss_demo ...` finds the
 task YAMLs in `tasks/` (the folder also meets lmms-eval's plugin contract, a `tasks` folder
-and a `models` module, for LMMS_EVAL_PLUGINS=hss_inspect.lmms). The YAMLs name the functions of `tasks/utils.py`, which only hand over to the
-modules here, and these build on the package's own rooms, so lmms-eval runs the Inspect
-task's protocol:
+and a `models` module, for LMMS_EVAL_PLUGINS=hss_inspect.lmms). The YAMLs name the
+functions of `tasks/utils.py`, which only hand over to the modules here, and these build
+on the package's own rooms, so lmms-eval runs the Inspect task's protocol:
 
 - `options`: the task options a run takes (HSS_TASK_ARGS, HSS_MODEL), checked as `-T`
   options are.

@@ -45,6 +45,7 @@ METRIC_KEYS: tuple[str, ...] = (
 )
 
 Grader = Callable[[str], JudgeSession]
+TASK_ID = "task_id"
 
 
 def attempt_of(answer: str, doc: Mapping[str, Any], grader: Grader) -> dict[str, float]:
@@ -60,14 +61,15 @@ def attempt_of(answer: str, doc: Mapping[str, Any], grader: Grader) -> dict[str,
 def task_outcome(doc: Mapping[str, Any], answers: Sequence[str], grader: Grader) -> dict[str, Any]:
     """The task's outcome over its attempts, as a plain record lmms-eval can log."""
     attempts = [outcome_of_value(attempt_of(a, doc, grader), doc) for a in answers]
-    return asdict(merged(attempts))
+    return {TASK_ID: doc[TASK_ID], **asdict(merged(attempts))}
 
 
 def metric(key: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
     """lmms-eval's aggregation for one metric: `summarize` over the tasks' outcomes."""
 
     def aggregate(records: Sequence[Mapping[str, Any]]) -> float:
-        summary = summarize([TaskOutcome(**record) for record in records])
+        outcomes = [TaskOutcome(**{k: v for k, v in r.items() if k != TASK_ID}) for r in records]
+        summary = summarize(outcomes)
         return summary.get(key, math.nan)
 
     aggregate.__name__ = key

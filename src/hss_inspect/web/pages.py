@@ -20,6 +20,8 @@ header{display:flex;justify-content:space-between;color:#555}
 .media img.fit{max-width:100%;max-height:80vh;cursor:zoom-in;display:block}
 .media img.full{cursor:zoom-out}
 .media video{max-width:100%;max-height:80vh;display:block}
+video.silent::-webkit-media-controls-mute-button,
+video.silent::-webkit-media-controls-volume-slider{display:none}
 .frames{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.5rem}
 .frames figure{margin:0}.frames img{width:100%}.note{color:#333}
 textarea{width:100%;min-height:8rem;font:inherit}
@@ -57,7 +59,11 @@ def media_html(base: str, key: str, media_type: str, frames: ShownFrames | None)
     source = f"{base}/media/{path}"
     if media_type == "image":
         return f'<div class=media><img class=fit src="{source}" alt="the image" {_ZOOM}></div>'
-    return f'<div class=media><video controls preload=auto src="{source}"></video></div>'
+    # served without its audio track: muted, and the player shows no volume control
+    return (
+        "<div class=media><video class=silent controls muted preload=auto "
+        f'controlslist="nodownload noremoteplayback" src="{source}"></video></div>'
+    )
 
 
 def not_found_page() -> str:

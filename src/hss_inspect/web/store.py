@@ -4,9 +4,11 @@ FULL), so a server killed at any moment keeps everything it acknowledged."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,8 @@ def check_store(
         raise InputError(f"{path}: no such file; make a {what} with `{made_by} {path}`")
     if not path.is_file() or not is_sqlite(path):
         raise InputError(f"{path}: not a {what} (a SQLite file `{made_by}` makes)")
-    identity = (path.resolve(), path.stat().st_ino)
+    # keyed by the kind too: a build found good is still no study
+    identity = (path.resolve(), path.stat().st_ino, what)
     if identity in _checked:
         return
     missing = [table for table in tables if table not in table_names(path)]
@@ -60,7 +63,7 @@ def add_tables(path: Path, added: str) -> None:
         db.close()
 
 
-_checked: set[tuple[Path, int]] = set()
+_checked: set[tuple[Path, int, str]] = set()
 
 
 def table_names(path: Path) -> set[str]:
@@ -120,3 +123,37 @@ def transaction(
 def rows(path: Path, query: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
     with transaction(path) as db:
         return db.execute(query, parameters).fetchall()
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """One kind of store (a study, a build): its schema, the tables that make a file one,
+    the command that makes one, and its settings, kept as JSON in the table named `what`
+    (key, value). The study and the build each bind one, so how a store is made, checked,
+    opened and its settings read is written once."""
+
+    what: str
+    schema: str
+    tables: tuple[str, ...]
+    made_by: str
+    added: str = ""  # the tables a later version added (`check_store`)
+
+    def create(self, path: Path, settings: Mapping[str, Any]) -> None:
+        """A new file of this kind holding `settings`; refused when `path` exists."""
+        create(path, self.schema + self.added, self.what)
+        with self.connect(path) as db:
+            db.executemany(
+                f"INSERT INTO {self.what} VALUES (?, ?)",
+                [(key, json.dumps(value)) for key, value in settings.items()],
+            )
+
+    def check(self, path: Path) -> None:
+        check_store(path, self.what, self.tables, self.made_by, self.added)
+
+    def connect(self, path: Path) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection to a file of this kind in one transaction, committed on leaving."""
+        return transaction(path, self.check)
+
+    def settings(self, path: Path) -> dict[str, Any]:
+        with self.connect(path) as db:
+            return {k: json.loads(v) for k, v in db.execute(f"SELECT key, value FROM {self.what}")}
