@@ -4,6 +4,7 @@ a package they need; a port in use is one line; an import lists every bad row.""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -119,3 +120,35 @@ def test_a_port_in_use_is_one_line_naming_port_and_no_serving_line(tmp_path: Pat
         f"hss-inspect build: port {port} is in use at 127.0.0.1 (another server, or this one "
         "already running): choose another with --port\n"
     )
+
+
+# ---- an import lists every bad row -------------------------------------------------------
+
+
+def test_an_import_lists_every_bad_row_and_names_a_skipped_pool_file(tmp_path: Path) -> None:
+    from hss_inspect.construction import store
+
+    path = one_image_build(tmp_path)
+    (tmp_path / "pool" / "broken.png").write_bytes(b"not an image")  # skipped: does not open
+    rows = [
+        json.dumps(task_row("good", "one.png")),
+        '{"task_id": "cut", "prompt": "Wh',
+        json.dumps(task_row("broken", "broken.png")),
+        json.dumps(task_row("missing", "nowhere.png")),
+    ]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(rows) + "\n")
+    done = build("import", str(path), str(tasks), "--author", "author-1", ok=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [
+        f"hss-inspect build: 3 invalid row(s) in {tasks}; fix or remove them (nothing is "
+        "imported until every row is good):",
+        f"  {tasks} line 2: not valid JSON at column 33 (Invalid control character at)",
+        f"  {tasks} line 3: task broken: media_path 'broken.png' is in the pool folder, but the "
+        "build skipped it when it was made: does not open as an image (cannot identify image "
+        f"file '{tmp_path / 'pool' / 'broken.png'}')",
+        f"  {tasks} line 4: task missing: media_path 'nowhere.png' names no file of the pool; "
+        "give the file's path inside the pool folder",
+    ]
+    assert "--dataset" not in done.stderr  # a flag build import does not have
+    assert store.tasks_of_author(path, "author-1") == []
