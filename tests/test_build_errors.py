@@ -11,10 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import av
 import pytest
 
 from tests.support.build_pool import Build, build, new_build, task_row, write_tasks
 from tests.support.fixture_repo import write_image
+from tests.support.human_study import has_audio, write_video_with_sound
 from tests.support.servers import free_port
 
 pytestmark = pytest.mark.slow
@@ -152,3 +154,50 @@ def test_an_import_lists_every_bad_row_and_names_a_skipped_pool_file(tmp_path: P
     ]
     assert "--dataset" not in done.stderr  # a flag build import does not have
     assert store.tasks_of_author(path, "author-1") == []
+
+
+# ---- the release holds what reviewers saw ------------------------------------------------
+
+
+def video_packets(path: Path) -> list[tuple[bytes, int | None, int | None, bool]]:
+    """The video stream's packets: their bytes, times and key-frame marks."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        return [
+            (bytes(p), p.pts, p.dts, p.is_keyframe)
+            for p in container.demux(stream)
+            if p.dts is not None  # the demuxer's flush packet
+        ]
+
+
+def test_the_export_releases_each_clip_without_its_audio_and_says_what_reviewers_saw(
+    tmp_path: Path,
+) -> None:
+    from hss_inspect.construction import store
+    from tests.test_construction_pages import reviewer_of
+
+    pool = tmp_path / "pool"
+    write_video_with_sound(pool / "clips" / "sound.mp4", seconds=2.0)
+    write_image(pool / "still.png", (64, 48), "PNG")
+    path = tmp_path / "build.sqlite"
+    build("new", str(path), "--pool", str(pool), "--authors", "ann", "--reviewers", "r1,r2,r3",
+          "--view", "frames", "--fps", "2", "--max-frames", "8")  # fmt: skip
+    rows = [task_row("clip", "clips/sound.mp4", "video"), task_row("still", "still.png")]
+    build("import", str(path), str(write_tasks(tmp_path / "t.jsonl", rows)), "--author", "ann")
+    b = Build(path, pool, {})
+    for view in store.tasks_of_author(path, "ann"):
+        for _ in range(3):
+            name, slot = reviewer_of(b, view.task_id)
+            key = (view.task_id, slot.revision, slot.round)
+            assert store.decide(path, name, key, "pass", None, None, 3)
+    out = tmp_path / "release"
+    build("export", str(path), "--out", str(out))
+
+    clip = out / "media" / "clips" / "sound.mp4"
+    assert has_audio(pool / "clips" / "sound.mp4") and not has_audio(clip)
+    assert video_packets(clip) == video_packets(pool / "clips" / "sound.mp4")  # not re-encoded
+    assert (out / "media" / "still.png").read_bytes() == (pool / "still.png").read_bytes()
+    card = (out / "README.md").read_text()
+    assert "Each clip is released without its audio track" in card
+    frames = "Reviewers judged each clip by the frames a model is sent (`--view frames`: fps 2.0, "
+    assert f"{frames}max_frames 8, frame_side " in card

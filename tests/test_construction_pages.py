@@ -390,9 +390,11 @@ def test_the_export_is_a_release_that_inspect_grades_and_a_study_opens(tmp_path:
     assert by_path["media/desk.jpg"]["rubric_criteria"] == [
         {"id": "k", "title": "Weighted", "weight": 2.0}
     ]
-    assert (out / "media" / "clips" / "ball.mp4").read_bytes() == (
-        b.pool / "clips/ball.mp4"
-    ).read_bytes()
+    # a clip is remuxed without audio (tests/test_build_errors.py): its video packets kept
+    from tests.test_build_errors import video_packets
+
+    ball = out / "media" / "clips" / "ball.mp4"
+    assert video_packets(ball) == video_packets(b.pool / "clips/ball.mp4")
     assert not (out / "media" / "hall.png").exists()  # dropped: not released
 
     logs = tmp_path / "logs"
