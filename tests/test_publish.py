@@ -178,7 +178,7 @@ def test_the_evaluation_report_holds_each_models_result_from_its_log(
         f"google/gemini-3.8-flash: run with -T revision=main (not pinned), which resolved "
         f"to commit {SHA}" in notes
     )
-    assert "google/gemini-3.8-flash: 288 of the release's 522 tasks" in notes
+    assert "google/gemini-3.8-flash: 288 of the dataset's 522 tasks" in notes
     assert not [n for n in notes if n.startswith("openai/gpt-6-astra")]
     assert any("ScaleAI/HSS floats" in n for n in notes) == (release_commit() is None)
     assert report.command is None  # the two were run differently; each result has its own
@@ -380,7 +380,7 @@ def test_a_run_that_cannot_be_published_gets_one_line_saying_why(
     )
     assert said["local"].startswith(prefix["local"] + "it ran on a local copy (/data/hss)")
     assert said["blind"].startswith(prefix["blind"] + "it is the blind control")
-    assert said["short"].startswith(prefix["short"] + "it has 1 of the release's 522 tasks")
+    assert said["short"].startswith(prefix["short"] + "it has 1 of the 522 tasks of ScaleAI/HSS")
 
 
 def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(
@@ -411,14 +411,14 @@ def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(
 
 
 def test_the_dataset_repos_eval_yaml_in_the_docs_declares_the_leaderboards_written() -> None:
-    from hss_inspect.report.hub_results import LEADERBOARDS
+    from hss_inspect.report.hub_results import leaderboards
 
     page = (ROOT / "docs" / "publishing.md").read_text(encoding="utf-8")
     (block,) = [
         b for b in re.findall(r"```yaml\n(.*?)```", page, re.S) if "evaluation_framework" in b
     ]
     declared = yaml.safe_load(block)
-    assert [t["id"] for t in declared["tasks"]] == [task_id for task_id, _ in LEADERBOARDS]
+    assert [t["id"] for t in declared["tasks"]] == [task_id for task_id, _ in leaderboards("hss")]
     assert declared["evaluation_framework"] != "inspect-ai"
 
 

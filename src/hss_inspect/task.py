@@ -36,7 +36,7 @@ from hss_inspect.core.settings import (
 )
 from hss_inspect.data.dataset import build_dataset
 from hss_inspect.data.release import Release, open_release
-from hss_inspect.data.rows import TaskRow, select_rows
+from hss_inspect.data.rows import DatasetSize, TaskRow, dataset_size, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
@@ -157,7 +157,7 @@ def hss(
         model is not None and batch_mode(model),
     )
     release = open_release(o["dataset"], o["revision"])
-    rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
+    rows, size = selection(release, o["media"], o["domains"], o["subdomains"])
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(
@@ -178,6 +178,7 @@ def hss(
             "hss_dataset": release.description,
             "hss_dataset_requested": {"dataset": o["dataset"], "revision": o["revision"]},
             "hss_dataset_revision": release.revision,
+            "hss_dataset_size": size.record(),
             "hss_dataset_pinned": release.revision is not None
             and release.revision == o["revision"],
             "hss_selection": {
@@ -284,9 +285,17 @@ def agent_settings_of(o: dict[str, Any]) -> AgentSettings:
 def selected_rows(
     release: Release, media: str, domains: OptionList, subdomains: OptionList
 ) -> list[TaskRow]:
+    return selection(release, media, domains, subdomains)[0]
+
+
+def selection(
+    release: Release, media: str, domains: OptionList, subdomains: OptionList
+) -> tuple[list[TaskRow], DatasetSize]:
+    """The rows a run evaluates, and the size of the whole dataset they were chosen from
+    (which a report counts the run against)."""
     rows = release.read_rows()
     try:
-        return select_rows(rows, media, domains, subdomains)
+        return select_rows(rows, media, domains, subdomains), dataset_size(rows)
     except InputError as exc:  # the task's options are given as -T
         raise InputError(f"-T {exc}") from None
 
@@ -424,7 +433,7 @@ def hss_human(
     release = open_release(*source)
     if found is None:  # a build: its blind answers to the tasks of the dataset given
         found = human_answers(path, {row.task_id for row in release.read_rows()})
-    rows = selected_rows(release, o["media"], o["domains"], o["subdomains"])
+    rows, size = selection(release, o["media"], o["domains"], o["subdomains"])
     samples, unanswered = human_dataset(release, rows, found, path)
     return Task(
         dataset=samples,
@@ -438,6 +447,7 @@ def hss_human(
             "hss_dataset": release.description,
             "hss_dataset_requested": {"dataset": source[0], "revision": source[1]},
             "hss_dataset_revision": release.revision,
+            "hss_dataset_size": size.record(),
             "hss_human_answers": str(path),
             "hss_human_unanswered": unanswered,
             "hss_selection": {

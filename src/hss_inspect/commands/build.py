@@ -251,7 +251,7 @@ def run_check(args: argparse.Namespace) -> int:
         return 0
     outcome = check.run_plan(args.build, plan)
     for failure in outcome.stopped:
-        print(failure.line)
+        print(failure)
     for path, status in outcome.failed:
         print(f"the eval in {path} ended with status {status}: see `inspect view`")
     flagged = outcome.flagged
@@ -267,6 +267,7 @@ def run_export(args: argparse.Namespace) -> int:
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
 
+    store.canary_of(args.build)  # a build made before canaries gains one, kept
     settings = store.settings_of(args.build)
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"

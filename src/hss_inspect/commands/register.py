@@ -1,5 +1,6 @@
 """`hss-inspect register`: the Inspect Evals register's entry for HSS (`register/hss/eval.yaml`),
-with an evaluation report made from the logs given (hss_inspect.report.register_entry)."""
+or for another dataset in its format the logs ran on, with an evaluation report made from the
+logs given (hss_inspect.report.register_entry)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="a GitHub user who maintains the eval (repeatable; default: the repository's owner)",
     )
+    parser.add_argument(
+        "--gated",
+        choices=("auto", "manual"),
+        help="the dataset's hub repo is gated (users ask for access, approved automatically or "
+        "by hand): said in the entry's asset (read by inspect-evals 0.28 and later)",
+    )
     parser.add_argument("--out", type=Path, help="write the entry to this file (eval.yaml)")
 
 
@@ -63,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"hss-inspect register: {line}", file=sys.stderr)
     if not chosen.results:
         raise InputError(
-            "none of the logs gives a result of hss (a finished run under the standard "
+            "none of the logs gives a result (a finished run under the standard "
             "condition); the lines above say why each was left out"
         )
-    entry = register_entry(chosen.results, where, version)
+    entry = register_entry(chosen.results, where, version, args.gated)
     text = yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=100)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

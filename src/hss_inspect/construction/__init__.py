@@ -20,5 +20,6 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
 - `consensus`: blind answers that met the rubric; the split's human baseline, pure.
+- `canary`: the build's canary GUID, written into every file of its release.
 - `rules`: the rounds, principles, verdicts and reasons to drop, from task_configs.
 """

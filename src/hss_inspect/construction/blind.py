@@ -204,27 +204,32 @@ def store_grades(
 
 def task_answers(path: Path) -> list[TaskAnswers]:
     """Per task with a blind answer to its latest submitted revision: answers, graded, met."""
-    rows = rows_of(
-        path,
-        "SELECT b.task_id, t.state, COUNT(*), COUNT(g.passed), COALESCE(SUM(g.passed), 0) "
-        f"FROM blind_answers b JOIN tasks t ON t.task_id = b.task_id {GRADE_JOIN} "
-        f"WHERE b.revision = {LATEST} GROUP BY b.task_id ORDER BY b.task_id",
-    )
+    columns = "b.task_id, t.state, COUNT(*), COUNT(g.passed), COALESCE(SUM(g.passed), 0)"
+    rows = latest_graded(path, columns, "GROUP BY b.task_id ORDER BY b.task_id")
     return [TaskAnswers(*row) for row in rows]
 
 
 def admitted_grades(path: Path) -> list[Grade]:
     """Every graded blind answer to an admitted task's admitted revision."""
-    rows = rows_of(
+    rows = latest_graded(
         path,
-        "SELECT b.task_id, g.passed, g.rubric, g.judge FROM blind_answers b "
-        f"JOIN tasks t ON t.task_id = b.task_id {GRADE_JOIN} WHERE t.state = 'admitted' "
-        f"AND b.revision = {LATEST} AND g.passed IS NOT NULL ORDER BY b.task_id, b.round",
+        "b.task_id, g.passed, g.rubric, g.judge",
+        "AND t.state = 'admitted' AND g.passed IS NOT NULL ORDER BY b.task_id, b.round",
     )
     return [
         Grade(task_id, bool(passed), float(rubric or 0.0), judge)
         for task_id, passed, rubric, judge in rows
     ]
+
+
+def latest_graded(path: Path, columns: str, rest: str) -> list[Any]:
+    """`columns` of the blind answers to each task's latest submitted revision (b), with
+    their task (t) and grade (g, if any); `rest`: more conditions, the grouping, the order."""
+    return rows_of(
+        path,
+        f"SELECT {columns} FROM blind_answers b JOIN tasks t ON t.task_id = b.task_id "
+        f"{GRADE_JOIN} WHERE b.revision = {LATEST} {rest}",
+    )
 
 
 def answers_if_asked(path: Path) -> list[TaskAnswers] | None:

@@ -5,8 +5,7 @@ authored. Nothing of another round is on either page. Everything typed is escape
 
 from __future__ import annotations
 
-from hss_inspect.construction.pages import STYLE, header, principles_aside, verdicts_link
-from hss_inspect.construction.rules import rules
+from hss_inspect.construction.pages import STYLE, header, round_page
 from hss_inspect.construction.store import ReviewSlot, TaskView
 from hss_inspect.web.answers import answer_fields
 from hss_inspect.web.media import ShownFrames
@@ -30,11 +29,8 @@ def blind_page(
 ) -> str:
     """The round before its reveal: the media, the question, the reviewer's answer form;
     `confirmed` says which verdict was just stored (`pages.confirmation`)."""
-    progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
-    main = (
-        f"{confirmed}<h2>{escape(task.task_id)} on {escape(task.item.item_id)}: round "
-        f"{slot.round} of {rules().rounds}</h2>"
+    content = (
         "<p class=state>First answer the question yourself, from the media, as a model is "
         "asked it. Your answer is stored before the reference answer and the rubric are "
         "shown, and it cannot be changed after; then give your verdict as usual.</p>"
@@ -46,12 +42,10 @@ def blind_page(
         f'<input type=hidden name=round value="{slot.round}">'
         f"{answer_fields(kept_answer)}<p><button type=submit>{STORE_BUTTON}</button></p></form>"
     )
-    body = (
-        header("reviewer", name, progress)
-        + verdicts_link(base, decided)
-        + (f"<div class=cols><div>{main}</div>{principles_aside()}</div>")
+    counts = (decided, dealt)
+    return round_page(
+        base, name, slot, task.item.item_id, counts, confirmed, content, STYLE + BLIND_STYLE
     )
-    return page(f"HSS build: review {decided + 1} of {dealt}", body, STYLE + BLIND_STYLE)
 
 
 def own_answer(answer: str, confidence: str) -> str:

@@ -190,24 +190,17 @@ def check_model_names(grader: str, models: Sequence[str]) -> None:
         check_model_name(model, "--model", NEWER_INSPECT)
 
 
-@dataclass(frozen=True)
-class EvalFailure:
-    """An eval of the checks whose `inspect eval` failed, and why, as Inspect said it."""
-
-    run: CheckRun
-    said: str
-
-    @property
-    def line(self) -> str:
-        who = {
-            REFERENCE: "the judge's reference check",
-            BLIND: f"the blind check of {self.run.model}",
-            ANSWERS: "the grading of the reviewers' blind answers",
-        }[self.run.kind]
-        return f"{who} failed: {self.said or 'inspect eval printed no reason'}"
+def failure_line(run: CheckRun, said: str) -> str:
+    """An eval of the checks whose `inspect eval` failed, and why, as Inspect `said` it."""
+    who = {
+        REFERENCE: "the judge's reference check",
+        BLIND: f"the blind check of {run.model}",
+        ANSWERS: "the grading of the reviewers' blind answers",
+    }[run.kind]
+    return f"{who} failed: {said or 'inspect eval printed no reason'}"
 
 
-def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[EvalFailure]]:
+def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[str]]:
     """Run each eval of the checks with the `inspect` beside this Python: the logs they
     wrote, and the evals that failed with what Inspect printed on failing (its display
     `log` prints a missing key or a refused option, where `none` drops them)."""
@@ -224,7 +217,7 @@ def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[
             [*argv, "--display", "log"], env=env, capture_output=True, text=True, check=False
         )
         if done.returncode != 0:
-            failures.append(EvalFailure(planned, inspect_said(done.stdout + done.stderr)))
+            failures.append(failure_line(planned, inspect_said(done.stdout + done.stderr)))
     return [path for path in logs_in(log_dir) if path not in before], failures
 
 
@@ -245,13 +238,13 @@ class CheckOutcome:
     failed: list[tuple[str, str]] = field(default_factory=list)
     graded: int = 0  # blind answers graded
     met: int = 0  # of which met the rubric
-    stopped: list[EvalFailure] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)  # failure_line of each
 
 
 def store_check_flags(
     build: Path,
     chosen: Sequence[TaskView],
-    ran: tuple[Sequence[str], Sequence[EvalFailure]],
+    ran: tuple[Sequence[str], Sequence[str]],
     log_dir: Path,
     answered: Sequence[TaskView] = (),
 ) -> CheckOutcome:
@@ -262,7 +255,7 @@ def store_check_flags(
 
     logs, failures = ran
     if not logs:
-        why = "; ".join(dict.fromkeys(failure.line for failure in failures))
+        why = "; ".join(dict.fromkeys(failures))
         raise InputError(f"the checks wrote no log to {log_dir}: {why or 'no eval failed'}")
     views = {view.task_id: view for view in chosen}
     outcome = CheckOutcome(stopped=list(failures))

@@ -27,10 +27,6 @@ class TaskAnswers:
     graded: int
     met: int
 
-    @property
-    def failed(self) -> int:
-        return self.graded - self.met
-
 
 @dataclass(frozen=True)
 class Grade:
@@ -61,7 +57,7 @@ def totals(tasks: Sequence[TaskAnswers]) -> TaskAnswers:
 
 def without_consensus(tasks: Sequence[TaskAnswers]) -> list[TaskAnswers]:
     """The admitted tasks where a graded blind answer did not meet the rubric."""
-    return [t for t in tasks if t.state == ADMITTED and t.failed > 0]
+    return [t for t in tasks if t.state == ADMITTED and t.graded > t.met]
 
 
 def ungraded_admitted(tasks: Sequence[TaskAnswers]) -> list[TaskAnswers]:

@@ -11,6 +11,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hss_inspect.construction import store
+from hss_inspect.construction.canary import SETTING as CANARY
+from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import check_enough_reviewers
 from hss_inspect.construction.pool import PoolItem, PoolScan, media_type_of, scan_pool, unreadable
 from hss_inspect.construction.rules import rules
@@ -64,6 +66,7 @@ def new_build(
         "rounds": rules().rounds,
         "blind_answers": blind_answers,
         "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
+        CANARY: new_canary(),  # the release's mark for finding it in a training corpus
     }
     tokens = store.create_build(path, settings, scan.items, authors, reviewers)
     return tokens, scan

@@ -1,8 +1,9 @@
 """A build's admitted tasks as a release folder (the hub release's own layout and field
 names): `data/test.jsonl`, the media under `media/`, `checksums.sha256` and a dataset card
 (`README.md`) with the YAML header the hub's dataset viewer and `datasets.load_dataset`
-read. The rows are written by `data.rows.row_record`, the inverse of the release's reader,
-so what is written here reads back through the same code as the release."""
+read; every file carries the build's canary GUID (`canary`). The rows are written by
+`data.rows.row_record`, the inverse of the release's reader, so what is written here reads
+back through the same code as the release."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hss_inspect.construction.authoring import draft_row
+from hss_inspect.construction.canary import SETTING as CANARY
+from hss_inspect.construction.canary import canary_text, mark_media
 from hss_inspect.construction.funnel import Funnel
 from hss_inspect.construction.funnel_report import STAGE_HEADER, stage_rows, summary_line
 from hss_inspect.construction.pool import PoolItem, media_type_of
@@ -53,14 +56,16 @@ def write_release(
     pool: Path,
     out: Path,
     place: Callable[[Path, Path], None],
+    canary: str | None = None,
 ) -> Written:
     """Rows and media (each placed by `place(source, target)`: copied, or linked for a
-    check) in a new folder."""
+    check) in a new folder; each row with the `canary` field when one is given."""
     if out.exists() and any(out.iterdir()):
         raise InputError(f"--out {out}: the folder is not empty; give a new one")
     rows = release_rows(tasks)
     (out / "data").mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(row_record(row), ensure_ascii=False) + "\n" for row in rows]
+    extra = {CANARY: canary} if canary else {}
+    lines = [json.dumps(row_record(row) | extra, ensure_ascii=False) + "\n" for row in rows]
     (out / ROWS_FILE).write_text("".join(lines), encoding="utf-8")
     size = 0
     for (_, item), row in zip(tasks, rows, strict=True):
@@ -101,10 +106,12 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_checksums(out: Path, rows: Sequence[TaskRow]) -> None:
-    """`sha256sum -c` reads it: the rows file, then each media file."""
+def write_checksums(out: Path, rows: Sequence[TaskRow], canary: str) -> None:
+    """`sha256sum -c` reads it: the rows file, then each media file (after a comment line
+    with the canary, which it skips)."""
     files = [ROWS_FILE, *sorted({row.media_path for row in rows})]
-    lines = [f"{sha256_of(out / name)}  {name}\n" for name in files]
+    lines = [f"# {canary_text(canary)}\n"]
+    lines += [f"{sha256_of(out / name)}  {name}\n" for name in files]
     (out / CHECKSUMS_FILE).write_text("".join(lines), encoding="utf-8")
 
 
@@ -124,8 +131,11 @@ def export_release(
             "no task is admitted yet: nothing to export (`hss-inspect build status` shows "
             "where the tasks stand)"
         )
-    written = write_release(tasks, pool, out, copy_as_reviewed)
-    write_checksums(out, written.rows)
+    canary = str(settings[CANARY])
+    written = write_release(tasks, pool, out, copy_as_reviewed, canary)
+    for media_path in sorted({row.media_path for row in written.rows}):
+        mark_media(out / media_path, canary)
+    write_checksums(out, written.rows, canary)
     card = dataset_card(written.rows, funnel, settings, title, baseline)
     (out / CARD_FILE).write_text(card, encoding="utf-8")
     return written
@@ -196,6 +206,8 @@ def dataset_card(
         *reviewed_view_lines(settings, rows),
         f"`{CHECKSUMS_FILE}` holds the SHA-256 of the rows file and of every media file "
         f"(`sha256sum -c {CHECKSUMS_FILE}`).",
+        "## Canary",
+        canary_section(str(settings[CANARY])),
     ]
     return card_header(title, len(rows)) + "\n" + "\n\n".join(body) + "\n"
 
@@ -217,6 +229,17 @@ def reviewed_view_lines(settings: dict[str, Any], rows: Sequence[TaskRow]) -> li
             "frames was not reviewed."
         )
     return lines
+
+
+def canary_section(guid: str) -> str:
+    return (
+        f"Canary GUID `{guid}`. Every file of this release holds it: this card, each row of "
+        f"`{ROWS_FILE}` (its `{CANARY}` field), `{CHECKSUMS_FILE}`, and each image and clip "
+        "(as a comment or container metadata; no pixel or frame changed). It is there to "
+        "keep the split out of training data: search a training corpus for the GUID to find "
+        "whether the split leaked into it, and drop every document holding it before "
+        f"training, as with BIG-bench's canary.\n\n> {canary_text(guid)}"
+    )
 
 
 def baseline_section(lines: Sequence[str]) -> list[str]:

@@ -355,20 +355,38 @@ def review_page(
     """One round of one task: the task as authored (its item named by id; after `own`, the
     reviewer's blind answer, in a build that asks for one), its checks, the verdict form;
     `confirmed` says which verdict was just stored."""
-    progress = f"review {decided + 1} of {dealt} dealt to you"
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
-    main = (
-        f"{confirmed}<h2>{escape(task.task_id)} on {escape(task.item.item_id)}: round "
-        f"{slot.round} of {rules().rounds}</h2>"
+    content = (
         f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}"
         f"{task_text(task)}{flags_html(flags)}{error}{verdict_form(base, slot, task, kept or {})}"
     )
-    body = (
-        header("reviewer", name, progress)
-        + verdicts_link(base, decided)
-        + (f"<div class=cols><div>{main}</div>{principles_aside()}</div>")
+    return round_page(base, name, slot, task.item.item_id, (decided, dealt), confirmed, content)
+
+
+def round_page(
+    base: str,
+    name: str,
+    slot: ReviewSlot,
+    item_id: str,
+    counts: tuple[int, int],
+    confirmed: str,
+    content: str,
+    style: str = STYLE,
+) -> str:
+    """A page of a round dealt to a reviewer: the verdict just stored (`confirmed`), the
+    round's task and item by id, `content`, the principles beside it, the reviewer's
+    progress (`counts`: decided, dealt) and a link to the verdicts they gave."""
+    decided, dealt = counts
+    main = (
+        f"{confirmed}<h2>{escape(slot.task_id)} on {escape(item_id)}: round {slot.round} of "
+        f"{rules().rounds}</h2>{content}"
     )
-    return page(f"HSS build: review {decided + 1} of {dealt}", body + COUNT_SCRIPT, STYLE)
+    body = (
+        header("reviewer", name, f"review {decided + 1} of {dealt} dealt to you")
+        + verdicts_link(base, decided)
+        + f"<div class=cols><div>{main}</div>{principles_aside()}</div>"
+    )
+    return page(f"HSS build: review {decided + 1} of {dealt}", body + COUNT_SCRIPT, style)
 
 
 def verdicts_link(base: str, decided: int) -> str:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from hss_inspect.construction.authoring import Draft
+from hss_inspect.construction.canary import SETTING as CANARY
+from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import pick_reviewer
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.core.errors import InputError
@@ -146,6 +148,18 @@ def create_build(
             [(p.name, p.role, token) for p, token in tokens.items()],
         )
     return tokens
+
+
+def canary_of(path: Path) -> str:
+    """The build's canary GUID: set at `build new`; a build made before builds had one
+    gains one here, kept for every later export."""
+    with connect(path) as db:
+        row = db.execute("SELECT value FROM build WHERE key = ?", (CANARY,)).fetchone()
+        if row is not None:
+            return str(json.loads(row[0]))
+        guid = new_canary()
+        db.execute("INSERT INTO build VALUES (?, ?)", (CANARY, json.dumps(guid)))
+        return guid
 
 
 def tokens_of(path: Path) -> dict[Person, str]:

@@ -302,3 +302,27 @@ def select_rows(
         and (not wanted_domains or row.domain in wanted_domains)
         and (not wanted_subdomains or row.subdomain in wanted_subdomains)
     ]
+
+
+@dataclass(frozen=True)
+class DatasetSize:
+    """What a whole dataset holds, before any filter or limit: its tasks, and its tasks by
+    media type. A log records it at load, so a report counts a run against the dataset it
+    ran on."""
+
+    tasks: int
+    media: dict[str, int]
+
+    def record(self) -> dict[str, Any]:
+        return {"tasks": self.tasks, "media": dict(self.media)}
+
+    @classmethod
+    def from_record(cls, record: Any) -> DatasetSize | None:
+        if not isinstance(record, dict) or not isinstance(record.get("tasks"), int):
+            return None
+        media = record.get("media") or {}
+        return cls(record["tasks"], {m: int(media.get(m, 0)) for m in MEDIA_TYPES})
+
+
+def dataset_size(rows: Sequence[TaskRow]) -> DatasetSize:
+    return DatasetSize(len(rows), {m: sum(r.media_type == m for r in rows) for m in MEDIA_TYPES})

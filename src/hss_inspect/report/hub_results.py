@@ -3,11 +3,14 @@
 A model repo carries its scores as `.eval_results/*.yaml`, a list of `{dataset: {id,
 task_id, revision}, value, date, notes}`; the hub gathers them into the leaderboards of
 the benchmark's dataset repo, one per task id that repo's own eval.yaml declares
-(docs/publishing.md shows HSS's). Here each run gives one entry per leaderboard it covers
-in full: `hss` (all of the release's tasks), `hss_image` and `hss_video` (all of its images,
-all of its clips), valued on the scale of the paper's Table 1 (percent), from the row the
-report's tables print. A run that cannot be published (not on the hub's dataset, a control,
-unfinished, on too few tasks) gets one line saying why. Pure: the command writes the files.
+(docs/publishing.md shows HSS's and a built split's). Here each run gives one entry per
+leaderboard it covers in full: `<name>` (all of the dataset's tasks), `<name>_image` and
+`<name>_video` (all of its images, all of its clips), `<name>` being the dataset's own
+(`hss` for ScaleAI/HSS, `LogInfo.benchmark`), counted against the size of the dataset the
+log ran on (recorded at load), valued on the scale of the paper's Table 1 (percent), from
+the row the report's tables print. A run that cannot be published (not on a hub dataset, a
+control, unfinished, on part of its dataset) gets one line saying why. Pure: the command
+writes the files.
 """
 
 from __future__ import annotations
@@ -20,17 +23,28 @@ from typing import Any
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.settings import DEFAULT_EPOCHS, HUMAN_CONDITION
 from hss_inspect.data.demo import DEMO_DATASET
-from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
 from hss_inspect.report.log_header import LogInfo
 from hss_inspect.report.tables import Run
 
-RESULTS_FILE = ".eval_results/hss.yaml"
-# Each leaderboard's task id and the media type of the tasks it takes (None: all).
+RESULTS_FOLDER = ".eval_results"
+# Each leaderboard's suffix to the dataset's name and the media type of the tasks it takes
+# (None: all).
 LEADERBOARDS: tuple[tuple[str, str | None], ...] = (
-    ("hss", None),
-    ("hss_image", "image"),
-    ("hss_video", "video"),
+    ("", None),
+    ("_image", "image"),
+    ("_video", "video"),
 )
+
+
+def leaderboards(benchmark: str) -> list[tuple[str, str | None]]:
+    """A dataset's leaderboards: task id and media type, e.g. `hss`, `hss_image`."""
+    return [(benchmark + suffix, media) for suffix, media in LEADERBOARDS]
+
+
+def results_file(benchmark: str) -> str:
+    return f"{RESULTS_FOLDER}/{benchmark}.yaml"
+
+
 # Conditions whose runs are not a model's score on HSS: the question without its media,
 # the reference answers as answers, people's answers.
 NOT_SCORES = {
@@ -58,11 +72,11 @@ def hub_results(
     seen: dict[tuple[str, str], str] = {}  # (file, entry) -> the log that gave it
     for run, row in zip(runs, rows, strict=True):
         info = by_log[run.log]
-        why = why_not_published(info, row) or why_not_covered(run)
+        why = why_not_published(info, row) or why_not_covered(info, run)
         if why:
             found.refused.append(f"{run.log}: cannot be published: {why}")
             continue
-        path = model_folder(info.model) + "/" + RESULTS_FILE
+        path = model_folder(info.model) + "/" + results_file(info.benchmark)
         for entry in run_entries(info, run, row):
             key = (path, repr([entry["dataset"], entry["notes"]]))
             if key in seen:
@@ -101,35 +115,43 @@ def why_not_published(info: LogInfo, row: dict[str, Any]) -> str | None:
     return None
 
 
-def covered(run: Run) -> list[tuple[str, str | None]]:
-    """The leaderboards whose every task the run has: all of the release (`hss`), all of
-    its images, all of its clips."""
+def covered(info: LogInfo, run: Run) -> list[tuple[str, str | None]]:
+    """The leaderboards whose every task the run has: all of its dataset, all of the
+    dataset's images, all of its clips (none when the log records no size)."""
+    size = info.dataset_size
+    if size is None:
+        return []
     tasks: dict[str, set[str]] = {}
     for record in run.records:
         tasks.setdefault(record.media_type, set()).add(record.task_id)
-    whole = {media: len(tasks.get(media, ())) == n for media, n in release_media_tasks().items()}
+    whole = {media: len(tasks.get(media, ())) == n for media, n in size.media.items()}
     return [
         (task_id, media)
-        for task_id, media in LEADERBOARDS
-        if (all(whole.values()) if media is None else whole[media])
+        for task_id, media in leaderboards(info.benchmark)
+        if (all(whole.values()) if media is None else whole[media] and size.media[media])
     ]
 
 
-def why_not_covered(run: Run) -> str | None:
-    if covered(run):
+def why_not_covered(info: LogInfo, run: Run) -> str | None:
+    if covered(info, run):
         return None
+    size, name = info.dataset_size, info.benchmark
+    if size is None:
+        return (
+            f"the log records no size of its dataset {info.dataset}: run it again with this "
+            "version of hss-inspect, which records it"
+        )
     tasks = {r.task_id for r in run.records}
-    wanted = release_media_tasks()
     return (
-        f"it has {len(tasks)} of the release's {release_tasks()} tasks; a leaderboard takes "
-        f"all of them (hss), all {wanted['image']} images (hss_image) or all "
-        f"{wanted['video']} clips (hss_video): run without --limit or filters"
+        f"it has {len(tasks)} of the {size.tasks} tasks of {info.dataset}; a leaderboard "
+        f"takes all of them ({name}), all {size.media['image']} images ({name}_image) or "
+        f"all {size.media['video']} clips ({name}_video): run without --limit or filters"
     )
 
 
 def run_entries(info: LogInfo, run: Run, row: dict[str, Any]) -> list[dict[str, Any]]:
     entries = []
-    for task_id, media in covered(run):
+    for task_id, media in covered(info, run):
         value = row["pass_at_1"] if media is None else row[media]
         if value is None:  # no task of that media type graded
             continue

@@ -8,16 +8,23 @@ so scorers added beside the judge (failure-cause labels, audits) are not rubric 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from inspect_ai.log import EvalLog
 from inspect_ai.scorer import Score
 
 from hss_inspect.core.roles import GRADER_ROLE
+from hss_inspect.core.settings import DEFAULT_DATASET
 from hss_inspect.core.values import is_nan
+from hss_inspect.data.demo import DEMO_DATASET
+from hss_inspect.data.release import open_release
+from hss_inspect.data.rows import DatasetSize, dataset_size
+from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
 from hss_inspect.report.bill import Party
 from hss_inspect.report.logs import ScoredSample
 from hss_inspect.report.parties import parties_of
@@ -65,6 +72,38 @@ class LogInfo:
     judges: dict[str, str] = field(default_factory=dict)  # scorer name -> judge model
     invocation: Invocation | None = None
     parties: tuple[Party, ...] = ()  # who made the run's calls, with their tokens
+    # the whole dataset the run chose its tasks from (None: the log records no size)
+    dataset_size: DatasetSize | None = None
+
+    @property
+    def benchmark(self) -> str:
+        return benchmark_id(self.dataset)
+
+
+def benchmark_id(dataset: str | None) -> str:
+    """The name a dataset's results go under: its repo's (or folder's) name, in lowercase
+    with `_` between words, so ScaleAI/HSS gives `hss` and a built split pushed to
+    lab/wildlife-split gives `wildlife_split`. The demo set is HSS's shape: `hss`."""
+    if dataset is None or dataset == DEMO_DATASET:
+        return "hss"
+    path = PurePosixPath(dataset.replace("\\", "/"))
+    if path.suffix == ".jsonl":  # a rows file: named by its copy's folder
+        path = path.parent.parent if path.parent.name == "data" else path.parent
+    return re.sub(r"[^a-z0-9]+", "_", path.name.lower()).strip("_") or "hss"
+
+
+def size_of(record: Any, dataset: str | None) -> DatasetSize | None:
+    """The size the log recorded at load; for a log written before it recorded one, HSS's
+    own (Sec. 2.4, Table 3) when the log ran on ScaleAI/HSS, the shipped demo set's when it
+    ran on that, else unknown."""
+    recorded = DatasetSize.from_record(record)
+    if recorded is not None:
+        return recorded
+    if dataset == DEFAULT_DATASET:
+        return DatasetSize(release_tasks(), release_media_tasks())
+    if dataset == DEMO_DATASET:
+        return dataset_size(open_release(DEMO_DATASET, "main").read_rows())
+    return None
 
 
 def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> LogInfo:
@@ -91,6 +130,7 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         judges=judges_of(samples, default=_grader_of(log)),
         invocation=invocation_of(log),
         parties=parties_of(log, path, run_label(spec.model, effort, condition), samples),
+        dataset_size=size_of(metadata.get("hss_dataset_size"), requested.get("dataset")),
     )
 
 

@@ -26,7 +26,6 @@ from hss_inspect.providers.paper_models import (
     generate_settings,
     judge_settings,
     judges,
-    release_tasks,
     request_settings,
 )
 from hss_inspect.report.bill import shared_names
@@ -249,7 +248,7 @@ def results_table(found: Sequence[Result]) -> str:
         "Paper pass@1",
         "Δ",
         "Within",
-        f"Tasks (of {release_tasks()})",
+        "Tasks",
         "Invalid attempts",
     )
     return table(header, [_result_cells(r) for r in found])
@@ -267,7 +266,7 @@ def _result_cells(r: Result) -> list[str]:
         published or r.why_not_compared or MISSING,
         signed_points(r.delta),
         within,
-        str(r.row["n_tasks"]),
+        _of_dataset(r),
         f"{r.invalid}/{r.row['attempts']}",
     ]
 
@@ -339,8 +338,19 @@ def _samples(r: Result) -> str:
     attempts = f" x {epochs} epochs = {r.row['attempts']} attempts" if epochs else ""
     return (
         f"{label(r.info)}: {r.row['n_tasks']} tasks{dataset}{attempts} "
-        f"(the release has {release_tasks()} tasks)"
+        f"(the dataset has {_dataset_tasks(r.info)} tasks)"
     )
+
+
+def _dataset_tasks(info: LogInfo) -> str:
+    """The whole dataset's tasks, as the log recorded them at load."""
+    return MISSING if info.dataset_size is None else str(info.dataset_size.tasks)
+
+
+def _of_dataset(r: Result) -> str:
+    """The run's tasks, of its dataset's where the log records its size."""
+    n = str(r.row["n_tasks"])
+    return n if r.info.dataset_size is None else f"{n} of {r.info.dataset_size.tasks}"
 
 
 def _dates(runs: Sequence[Invocation]) -> str:

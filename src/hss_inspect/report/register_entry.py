@@ -8,6 +8,11 @@ metadata (src/hss_inspect/eval.yaml), the paper's human baseline and `register.r
 rows the report's tables print: one result per model, of the task `hss` under the standard
 condition. Which runs make results, which are left out and what the notes say is decided
 here; the command only reads logs, calls `register_entry` and writes.
+
+An entry is of one dataset: HSS, or another dataset in its format (a split made with
+`hss-inspect build`, run as `hss_inspect/hss -T dataset=<id>`). Its task is named by the
+dataset's own name (`LogInfo.benchmark`), its samples are the dataset's size as the logs
+recorded it, and HSS's description and human baseline belong to HSS's entry only.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from hss_inspect.core.config import FULL_COMMIT, eval_metadata, release_commit
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.settings import DEFAULT_DATASET
 from hss_inspect.data.demo import DEMO_DATASET
-from hss_inspect.providers.paper_models import release_tasks
+from hss_inspect.data.rows import DatasetSize
+from hss_inspect.report.log_header import LogInfo
 from hss_inspect.report.paper import human_baseline
 from hss_inspect.report.register import Result, command
 
@@ -88,12 +94,16 @@ def select(found: Sequence[Result], package_version: str) -> Selection:
         else:
             refuse_other_version(r, package_version)
             chosen.setdefault(r.info.model, []).append(r)
+    names = {r.info.benchmark: r.info.log for runs in chosen.values() for r in runs}
+    if len(names) > 1:
+        ran = ", ".join(f"{log} ran on {name}" for name, log in names.items())
+        raise InputError(f"an entry reports one dataset, but {ran}: give the logs of one dataset")
     for model, runs in chosen.items():
         if len(runs) > 1:
             logs = ", ".join(r.info.log for r in runs)
             raise InputError(
-                f"{model}: {len(runs)} logs give a result of {TASK} ({logs}); the register "
-                "reports one result per model: give one of them"
+                f"{model}: {len(runs)} logs give a result of {runs[0].info.benchmark} "
+                f"({logs}); the register reports one result per model: give one of them"
             )
     return Selection([runs[0] for runs in chosen.values()], left_out)
 
@@ -116,8 +126,8 @@ def run_version(r: Result) -> str:
 def why_left_out(r: Result) -> str | None:
     if r.info.condition != RESULT_CONDITION:
         return (
-            f"condition {r.info.condition}: the register's results are of {TASK} under the "
-            f"{RESULT_CONDITION} condition"
+            f"condition {r.info.condition}: the register's results are of "
+            f"{r.info.benchmark} under the {RESULT_CONDITION} condition"
         )
     if r.info.status != "success":
         return f"the run ended {r.info.status}: complete it with inspect eval-retry"
@@ -129,25 +139,31 @@ def why_left_out(r: Result) -> str | None:
 # ---- the entry ---------------------------------------------------------------------------
 
 
-def register_entry(found: Sequence[Result], where: Source, package_version: str) -> dict[str, Any]:
-    """The entry (for `register/hss/eval.yaml`) reporting `found`, the runs `select` kept."""
+def register_entry(
+    found: Sequence[Result], where: Source, package_version: str, gated: str | None = None
+) -> dict[str, Any]:
+    """The entry (for `register/<name>/eval.yaml`) reporting `found`, the runs `select`
+    kept (all of one dataset); `gated` (`auto`, `manual`): how the dataset's hub repo
+    grants access."""
     meta = eval_metadata()
+    info = found[0].info
+    hss = info.benchmark == TASK
+    assets = [dict(a) for a in meta["external_assets"]] if hss else [split_asset(found)]
+    if gated:
+        assets = [{**asset, "gated": gated} for asset in assets]
     return {
-        "full_title": meta["title"],
-        "common_title": COMMON_TITLE,
+        "full_title": meta["title"] if hss else f"{info.dataset}: tasks in HSS's format",
+        "common_title": COMMON_TITLE if hss else info.benchmark,
         "paper_title": PAPER_TITLE,
-        "description": description(meta),
+        "description": description(meta) if hss else split_description(info),
         "arxiv": meta["arxiv"],
         "contributors": list(meta["contributors"]),
         "tags": list(meta["tags"]),
         "metadata": {
             "requires": dict(meta["metadata"]["requires"]),
-            "extras": {
-                **meta["metadata"]["extras"],
-                "external_assets": [dict(a) for a in meta["external_assets"]],
-            },
+            "extras": {**meta["metadata"]["extras"], "external_assets": assets},
         },
-        "tasks": [task_entry(meta)],
+        "tasks": [task_entry(info)],
         "source": {
             "repository_url": where.repository_url,
             "repository_commit": where.repository_commit,
@@ -170,23 +186,66 @@ def description(meta: Mapping[str, Any]) -> str:
     )
 
 
-def task_entry(meta: Mapping[str, Any]) -> dict[str, Any]:
-    (task,) = [t for t in meta["tasks"] if t["name"] == TASK]
+def split_description(info: LogInfo) -> str:
+    """Another dataset in HSS's format: what it holds, and how it is run."""
+    size = known_size(info)
+    return (
+        f"{size.tasks} tasks ({size.media['image']} images, {size.media['video']} clips) in "
+        "the format of Humanity's Sixth Sense (HSS, arXiv 2610.08966): free-form questions "
+        "about images and video clips, each graded by an LLM judge against atomic rubric "
+        "criteria; an attempt passes only when every criterion is met. Run with the "
+        f"package's task hss on the dataset {info.dataset} (-T dataset={info.dataset}); "
+        "pass@1 over 3 attempts with a 95% bootstrap interval."
+    )
+
+
+def split_asset(found: Sequence[Result]) -> dict[str, Any]:
+    """The dataset of a split as the register's external asset: pinned when every run
+    read the commit it asked for."""
+    info = found[0].info
+    pinned = all(r.info.dataset_pinned for r in found)
     return {
-        "name": TASK,
-        "task_path": TASK_PATH,
-        "dataset_samples": int(task["dataset_samples"]),
-        "human_baseline": {
-            "metric": METRIC,
-            "score": human_baseline().values[METRIC],
-            "source": HUMAN_BASELINE_SOURCE,
-        },
-        "comment": asset_state(),
+        "type": "huggingface",
+        "source": info.dataset,
+        "fetch_method": "hf_hub_download",
+        "state": "pinned" if pinned else "floating",
+        "comment": asset_state(info),
     }
 
 
-def asset_state() -> str:
-    """Whether the dataset is pinned: by the release commit the package names, or not."""
+def known_size(info: LogInfo) -> DatasetSize:
+    if info.dataset_size is None:
+        raise InputError(
+            f"{info.log}: the log records no size of its dataset {info.dataset}: run it "
+            "again with this version of hss-inspect, which records it"
+        )
+    return info.dataset_size
+
+
+def task_entry(info: LogInfo) -> dict[str, Any]:
+    name = info.benchmark
+    baseline = {
+        "metric": METRIC,
+        "score": human_baseline().values[METRIC],
+        "source": HUMAN_BASELINE_SOURCE,
+    }
+    return {
+        "name": name,
+        "task_path": TASK_PATH,
+        "dataset_samples": known_size(info).tasks,
+        **({"human_baseline": baseline} if name == TASK else {}),
+        "comment": asset_state(info),
+    }
+
+
+def asset_state(info: LogInfo) -> str:
+    """Whether the dataset is pinned: HSS by the release commit the package names; another
+    dataset by the commits its runs read."""
+    if info.benchmark != TASK:
+        return (
+            f"The dataset {info.dataset}, run as hss_inspect/hss -T dataset={info.dataset} "
+            "-T revision=<commit>; every log records the commit it read (each result names it)."
+        )
     pinned = release_commit()
     if pinned:
         return (
@@ -225,7 +284,7 @@ def result_entry(r: Result) -> dict[str, Any]:
     interval = [] if r.ci95 is None else [{"key": INTERVAL, "value": round(r.ci95, 1)}]
     entry = {
         "model": info.model,
-        "task": TASK,
+        "task": info.benchmark,
         "metrics": [{"key": METRIC, "value": round(r.pass_at_1 or 0.0, 1)}, *interval],
         "provider": info.model.split("/")[0],
         "date": info.created[:10],
@@ -247,7 +306,7 @@ def report_notes(found: Sequence[Result], versions: Sequence[str]) -> list[str]:
         f"Values in percent, on the scale of the paper's Table 1: {METRIC} is pass@1 (the "
         "mean over tasks of the share of attempts passing every rubric criterion) and "
         f"{INTERVAL} the half-width of its 95% bootstrap interval over tasks.",
-        asset_state(),
+        asset_state(found[0].info),
     ]
     if len(versions) > 1:
         notes.append(
@@ -268,13 +327,14 @@ def result_notes(r: Result) -> list[str]:
     elif info.dataset_revision is None:
         notes.append(
             f"{info.model}: run on a local copy ({info.dataset}), which records no commit of "
-            f"{DEFAULT_DATASET}"
+            "a hub dataset"
         )
     elif not info.dataset_pinned:
         notes.append(
             f"{info.model}: run with -T revision={info.requested_revision} (not pinned), "
             f"which resolved to commit {info.dataset_revision}"
         )
-    if r.row["n_tasks"] != release_tasks():
-        notes.append(f"{info.model}: {r.row['n_tasks']} of the release's {release_tasks()} tasks")
+    size = known_size(info)
+    if r.row["n_tasks"] != size.tasks:
+        notes.append(f"{info.model}: {r.row['n_tasks']} of the dataset's {size.tasks} tasks")
     return notes

@@ -1,0 +1,222 @@
+"""A split made with `hss-inspect build` is a dataset like HSS (issue 40): exported, pushed to
+a dataset repo (a git repo served by olah as an offline hub), run from it at a commit with
+`inspect eval hss_inspect/hss -T dataset=<id> -T revision=<commit>`, its results are
+published for that dataset id and revision, counted against its own size, under its own
+name; a `--limit`ed run of it is refused with one line; its register entry passes the
+register's own loader of the pinned inspect-evals and of the newest the package index
+serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from inspect_ai.log import EvalLog, read_eval_log
+
+from hss_inspect.commands.cli import main
+from tests.support.build_pool import SPLIT_ROWS, admitted_build
+from tests.support.runs import INSPECT
+from tests.support.servers import git_commit_all, olah_hub
+
+pytestmark = pytest.mark.slow
+
+REPO_ID = "lab/wildlife-split"
+NAME = "wildlife_split"  # the split's own name: its repo's, as results and entries give it
+PASSING = "s-street"  # the scripted model answers this task's reference: only it passes
+SHA = "0123456789abcdef0123456789abcdef01234567"
+NEWEST_AT_LEAST = (0, 28)  # the first inspect-evals whose hub assets take `gated`
+
+
+@pytest.fixture(scope="module")
+def split_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], str]]:
+    """(the environment that reaches the hub, the commit of the pushed split)."""
+    made = tmp_path_factory.mktemp("split")
+    _, release = admitted_build(made)
+    mirrors = made / "mirrors"
+    repo = mirrors / "datasets" / REPO_ID
+    shutil.copytree(release, repo)
+    commit = git_commit_all(repo, "the split, as exported")
+    with olah_hub(mirrors, tmp_path_factory.mktemp("olah")) as endpoint:
+        env = {"HF_ENDPOINT": endpoint, "HF_HOME": str(made / "hf")}
+        yield env, commit
+
+
+def run_split(env: dict[str, str], commit: str, logs: Path, *args: str) -> EvalLog:
+    answer = f"The reference answer of {PASSING}."  # what tests.support.build_pool writes
+    command = [
+        INSPECT, "eval", "hss_inspect/hss", "-T", f"dataset={REPO_ID}", "-T",
+        f"revision={commit}", "--model", "hss/scripted", "-M", f"answer={answer}",
+        "--model-role", "grader=hss/scripted", "--log-dir", str(logs), "--display", "none",
+        *args,
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, env={**os.environ, **env}, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (log,) = logs.glob("*.eval")
+    return read_eval_log(str(log))
+
+
+@pytest.fixture(scope="module")
+def full_log(
+    split_hub: tuple[dict[str, str], str], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    env, commit = split_hub
+    logs = tmp_path_factory.mktemp("logs")
+    log = run_split(env, commit, logs)
+    assert log.status == "success"
+    return Path(log.location)
+
+
+def pass_at_1(log: EvalLog, media: str | None = None) -> float:
+    """From the log's own samples: each task's share of attempts passing, the mean over
+    tasks, in percent to one decimal (the scale of the paper's Table 1)."""
+    tries: dict[str, list[bool]] = {}
+    for sample in log.samples or []:
+        if media and (sample.metadata or {}).get("media_type") != media:
+            continue
+        (verdict,) = [s.value for s in (sample.scores or {}).values() if isinstance(s.value, dict)]
+        tries.setdefault(str(sample.id), []).append(verdict["pass"] == 1)
+    shares = [sum(t) / len(t) for t in tries.values()]
+    return round(100 * sum(shares) / len(shares), 1)
+
+
+def test_a_complete_run_of_a_pushed_split_is_published_for_its_dataset_and_commit(
+    split_hub: tuple[dict[str, str], str],
+    full_log: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from huggingface_hub import eval_result_entries_to_yaml, parse_eval_result_entries
+
+    _, commit = split_hub
+    log = read_eval_log(str(full_log))
+    images = sum(media == "image" for _, _, media in SPLIT_ROWS)
+    assert log.eval.metadata is not None
+    assert log.eval.metadata["hss_dataset_revision"] == commit
+    assert log.eval.metadata["hss_dataset_size"] == {
+        "tasks": len(SPLIT_ROWS),
+        "media": {"image": images, "video": len(SPLIT_ROWS) - images},
+    }
+    out = tmp_path / "hub"
+    assert main(["report", str(full_log), "--format", "hf-eval-results", "--out", str(out)]) == 0
+    written = out / "scripted" / ".eval_results" / f"{NAME}.yaml"
+    assert [p for p in out.rglob("*") if p.is_file()] == [written]
+    text = written.read_text()
+    print(f"--- {written.relative_to(out)}\n{text}", file=sys.__stdout__)
+    entries = yaml.safe_load(text)
+    assert eval_result_entries_to_yaml(parse_eval_result_entries(entries)) == entries
+    assert {e["dataset"]["task_id"]: e["value"] for e in entries} == {
+        NAME: pass_at_1(log),
+        f"{NAME}_image": pass_at_1(log, "image"),
+        f"{NAME}_video": pass_at_1(log, "video"),
+    }
+    assert pass_at_1(log) == 25.0  # one task of four passes every attempt
+    for entry in entries:
+        assert entry["dataset"]["id"] == REPO_ID and entry["dataset"]["revision"] == commit
+        assert entry["date"] == log.eval.created[:10]
+
+
+def test_a_limited_run_of_the_split_is_refused_with_one_line(
+    split_hub: tuple[dict[str, str], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env, commit = split_hub
+    log = run_split(env, commit, tmp_path / "logs", "--limit", "1", "--epochs", "1")
+    out = tmp_path / "hub"
+    code = main(["report", str(log.location), "--format", "hf-eval-results", "--out", str(out)])
+    assert code == 1 and not out.exists()
+    images = sum(media == "image" for _, _, media in SPLIT_ROWS)
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"hss-inspect report: {log.location}: cannot be published: it has 1 of the "
+        f"{len(SPLIT_ROWS)} tasks of {REPO_ID}; a leaderboard takes all of them ({NAME}), "
+        f"all {images} images ({NAME}_image) or all {len(SPLIT_ROWS) - images} clips "
+        f"({NAME}_video): run without --limit or filters"
+    ]
+
+
+# ---- the register entry, read by the pinned and the newest inspect-evals -----------------
+
+
+@pytest.fixture(scope="module")
+def newest_inspect_evals(request: pytest.FixtureRequest) -> Path:
+    """The newest inspect-evals the package index serves, in a folder of its own (kept in
+    pytest's cache; pip reinstalls it there only when the index has a newer one)."""
+    folder = request.config.cache.mkdir("newest-inspect-evals")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
+         "--target", str(folder), "inspect-evals"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, "pip could not fetch inspect-evals: " + done.stderr[-2000:]
+    return Path(folder)
+
+
+def read_by_register(entry: Path, path: Path | None) -> tuple[int, dict[str, Any], str]:
+    """The entry read by the inspect-evals at `path` (None: the one installed, pinned)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.register_check", str(entry), NAME],
+        env=env, capture_output=True, text=True, timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    return done.returncode, json.loads(done.stdout or "{}"), done.stderr
+
+
+def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
+    full_log: Path,
+    split_hub: tuple[dict[str, str], str],
+    newest_inspect_evals: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, commit = split_hub
+    where = ["--repository-url", "https://github.com/lab/hss-inspect", "--repository-commit", SHA]
+    plain, gated = tmp_path / "plain.yaml", tmp_path / "gated.yaml"
+    assert main(["register", str(full_log), *where, "--out", str(plain)]) == 0
+    assert main(["register", str(full_log), *where, "--gated", "manual", "--out", str(gated)]) == 0
+    capsys.readouterr()
+    entry = yaml.safe_load(plain.read_text())
+    (task,) = entry["tasks"]
+    assert (task["name"], task["dataset_samples"]) == (NAME, len(SPLIT_ROWS))
+    assert "human_baseline" not in task  # HSS's 93.1 is HSS's; a split measures its own
+    assert "522" not in plain.read_text() and "ScaleAI/HSS" not in plain.read_text()
+    (result,) = entry["evaluation_report"]["results"]
+    assert (result["task"], result["dataset"], result["dataset_revision"]) == (
+        NAME,
+        REPO_ID,
+        commit,
+    )
+    (asset,) = entry["metadata"]["extras"]["external_assets"]
+    assert (asset["source"], asset["state"]) == (REPO_ID, "pinned")
+
+    pinned = read_by_register(plain, None)
+    newest = read_by_register(plain, newest_inspect_evals)
+    for code, read, err in (pinned, newest):
+        assert code == 0, err
+        assert (read["kind"], read["id"], read["task"], read["samples"]) == (
+            "ExternalEvalMetadata",
+            NAME,
+            NAME,
+            len(SPLIT_ROWS),
+        )
+        assert read["results"] == [[NAME, "hss/scripted"]]
+    assert newest[1]["loaded_from"].startswith(str(newest_inspect_evals))
+    newest_version = tuple(int(n) for n in newest[1]["inspect_evals"].split(".")[:2])
+    assert newest_version >= NEWEST_AT_LEAST
+
+    # `gated` on the asset: the newest register's asset model takes it, the pinned one not yet
+    code, read, err = read_by_register(gated, newest_inspect_evals)
+    assert code == 0, err
+    assert read["asset"]["gated"] == "manual"
+    code, _, err = read_by_register(gated, None)
+    assert code == 1 and "gated" in err
