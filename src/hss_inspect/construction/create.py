@@ -4,7 +4,8 @@ authored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -14,7 +15,13 @@ from hss_inspect.construction import store
 from hss_inspect.construction.canary import SETTING as CANARY
 from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import check_enough_reviewers
-from hss_inspect.construction.pool import PoolItem, PoolScan, media_type_of, scan_pool, unreadable
+from hss_inspect.construction.pool import (
+    PoolItem,
+    PoolScan,
+    media_type_of,
+    scan_pool,
+    unreadable,
+)
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
@@ -28,7 +35,6 @@ from hss_inspect.data.rows import (
     read_rows,
     report_unknown_taxonomy,
 )
-from hss_inspect.web.media import Shown, prepare_shown
 
 # Where `hss-inspect build serve` listens unless told otherwise (beside a study's 8765).
 DEFAULT_PORT = 8766
@@ -76,6 +82,8 @@ def prepare_pool_media(
     pool: Path, items: Sequence[PoolItem], view: str, media: MediaSettings, jobs: int
 ) -> str:
     """What the pages will show, prepared ahead (`web.media.prepare_shown`)."""
+    from hss_inspect.web.media import Shown, prepare_shown  # loads Inspect: not for `import`
+
     shown = [Shown(item.item_id, item.media_type, item.path) for item in items]
     # a module function, not a lambda: the frames view sends it to worker processes
     return prepare_shown(shown, partial(pool_file, pool), view, media, jobs)
@@ -109,11 +117,11 @@ def read_tasks(
     every bad row of the whole file (as the dataset loader does), so one fix does for all."""
     with tasks_file.open(encoding="utf-8") as handle:
         numbered, errors = read_rows(handle, str(tasks_file))
-    items = [item for item, _, _ in pool_items]
+    index = PoolIndex.of(item for item, _, _ in pool_items)
     found: list[tuple[TaskRow, str]] = []
     faults = list(errors)
     for number, row in numbered:
-        item, why = pool_item_of(row, items, pool)
+        item, why = pool_item_of(row, index, pool)
         if item is None:
             faults.append((number, f"{tasks_file} line {number}: task {row.task_id}: {why}"))
         else:
@@ -128,20 +136,36 @@ def read_tasks(
     return found
 
 
-def pool_item_of(
-    row: TaskRow, items: Sequence[PoolItem], pool: Path
-) -> tuple[PoolItem | None, str]:
+@dataclass(frozen=True)
+class PoolIndex:
+    """The pool's items by path and by file name: a row finds its item in constant time,
+    so an import's cost grows with its rows, not with the pool."""
+
+    by_path: dict[str, PoolItem]
+    by_name: dict[str, list[PoolItem]]
+
+    @classmethod
+    def of(cls, items: Iterable[PoolItem]) -> PoolIndex:
+        by_path: dict[str, PoolItem] = {}
+        by_name: dict[str, list[PoolItem]] = {}
+        for item in items:
+            by_path[item.path] = item
+            by_name.setdefault(PurePosixPath(item.path).name, []).append(item)
+        return cls(by_path, by_name)
+
+
+def pool_item_of(row: TaskRow, index: PoolIndex, pool: Path) -> tuple[PoolItem | None, str]:
     """The pool item a row names: by its path in the pool (with or without a leading
     `media/`), else by its file name when one item alone has it; else None and why."""
     wanted = PurePosixPath(row.media_path)
-    candidates = {str(wanted)}
+    candidates = [str(wanted)]
     if wanted.parts and wanted.parts[0] == "media":
-        candidates.add(str(PurePosixPath(*wanted.parts[1:])))
-    found = [item for item in items if item.path in candidates]
+        candidates.append(str(PurePosixPath(*wanted.parts[1:])))
+    found = [index.by_path[c] for c in dict.fromkeys(candidates) if c in index.by_path]
     if not found:
-        found = [item for item in items if PurePosixPath(item.path).name == wanted.name]
+        found = index.by_name.get(wanted.name, [])
     if len(found) != 1:
-        skipped = next((why for c in sorted(candidates) if (why := skipped_why(pool, c))), "")
+        skipped = next((why for c in candidates if (why := skipped_why(pool, c))), "")
         if skipped:
             return None, (
                 f"media_path {row.media_path!r} is in the pool folder, but the build skipped it "
