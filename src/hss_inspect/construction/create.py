@@ -4,7 +4,8 @@ authored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -22,7 +23,6 @@ from hss_inspect.core.names import unknown_text
 from hss_inspect.core.options import option_values
 from hss_inspect.core.settings import MediaSettings
 from hss_inspect.data.rows import TaskRow, parse_rows
-from hss_inspect.web.media import Shown, prepare_shown
 
 # Where `hss-inspect build serve` listens unless told otherwise (beside a study's 8765).
 DEFAULT_PORT = 8766
@@ -70,6 +70,8 @@ def prepare_pool_media(
     pool: Path, items: Sequence[PoolItem], view: str, media: MediaSettings, jobs: int
 ) -> str:
     """What the pages will show, prepared ahead (`web.media.prepare_shown`)."""
+    from hss_inspect.web.media import Shown, prepare_shown  # loads Inspect: not for `import`
+
     shown = [Shown(item.item_id, item.media_type, item.path) for item in items]
     # a module function, not a lambda: the frames view sends it to worker processes
     return prepare_shown(shown, partial(pool_file, pool), view, media, jobs)
@@ -92,23 +94,41 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
         raise InputError(f"{tasks_file}: no such file; give a JSONL file of tasks")
     with tasks_file.open(encoding="utf-8") as handle:
         rows = parse_rows(handle, str(tasks_file))
-    items = [item for item, _, _ in store.pool_items(path)]
-    item_ids = [pool_item_of(row, items, tasks_file).item_id for row in rows]
+    index = PoolIndex.of(item for item, _, _ in store.pool_items(path))
+    item_ids = [pool_item_of(row, index, tasks_file).item_id for row in rows]
     created = store.import_rows(path, rows, item_ids, author, now)
     flag_repeated_text(path, created)
     return created
 
 
-def pool_item_of(row: TaskRow, items: Sequence[PoolItem], source: Path) -> PoolItem:
+@dataclass(frozen=True)
+class PoolIndex:
+    """The pool's items by path and by file name: a row finds its item in constant time,
+    so an import's cost grows with its rows, not with the pool."""
+
+    by_path: dict[str, PoolItem]
+    by_name: dict[str, list[PoolItem]]
+
+    @classmethod
+    def of(cls, items: Iterable[PoolItem]) -> PoolIndex:
+        by_path: dict[str, PoolItem] = {}
+        by_name: dict[str, list[PoolItem]] = {}
+        for item in items:
+            by_path[item.path] = item
+            by_name.setdefault(PurePosixPath(item.path).name, []).append(item)
+        return cls(by_path, by_name)
+
+
+def pool_item_of(row: TaskRow, index: PoolIndex, source: Path) -> PoolItem:
     """The pool item a row names: by its path in the pool (with or without a leading
     `media/`), else by its file name when one item alone has it."""
     wanted = PurePosixPath(row.media_path)
-    candidates = {str(wanted)}
+    candidates = [str(wanted)]
     if wanted.parts and wanted.parts[0] == "media":
-        candidates.add(str(PurePosixPath(*wanted.parts[1:])))
-    found = [item for item in items if item.path in candidates]
+        candidates.append(str(PurePosixPath(*wanted.parts[1:])))
+    found = [index.by_path[c] for c in dict.fromkeys(candidates) if c in index.by_path]
     if not found:
-        found = [item for item in items if PurePosixPath(item.path).name == wanted.name]
+        found = index.by_name.get(wanted.name, [])
     if len(found) != 1:
         how = "no file" if not found else f"{len(found)} files"
         raise InputError(

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
+import sys
 
-# Inspect prints a PrerequisiteError as its message alone, without a traceback; the class
-# has no public home in inspect-ai, so tests/test_errors.py pins this import.
-from inspect_ai._util.error import (
-    PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
-)
+if "inspect_ai" in sys.modules:
+    # Inspect prints a PrerequisiteError as its message alone, without a traceback; the
+    # class has no public home in inspect-ai, so tests/test_errors.py pins this import.
+    from inspect_ai._util.error import (
+        PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
+    )
+else:
+    # A process that has not loaded Inspect (`hss-inspect build status`) is not made to
+    # load it (1-3 s) for this base: the hss-inspect command prints a SetupError as one
+    # line itself (commands.cli), and `inspect eval` has loaded Inspect before any task.
+    PrerequisiteError = Exception  # type: ignore[misc,assignment]
 
 
 class SetupError(PrerequisiteError):
@@ -16,8 +23,9 @@ class SetupError(PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        # PrerequisiteError keeps the message only as an attribute; str(error) needs args too.
-        self.args = (message,)
+        # PrerequisiteError keeps the message only as an attribute (set here too, for the
+        # base without Inspect); str(error) needs args too.
+        self.message, self.args = message, (message,)
 
     def __str__(self) -> str:
         return str(self.message)
@@ -41,7 +49,14 @@ class InputError(SetupError, ValueError):
 def prerequisite(error: BaseException) -> bool:
     """Whether an error is one the user fixes before a run: ours (SetupError), or Inspect's
     own (a missing key, a missing package), which Inspect prints without a traceback."""
-    return isinstance(error, PrerequisiteError)
+    return isinstance(error, prerequisite_types())
+
+
+def prerequisite_types() -> tuple[type[BaseException], ...]:
+    """Ours, and Inspect's PrerequisiteError once Inspect is loaded (before, none of its
+    can have been raised; its class is then looked up, not imported)."""
+    loaded = sys.modules.get("inspect_ai._util.error")
+    return (SetupError,) if loaded is None else (SetupError, loaded.PrerequisiteError)
 
 
 def one_line(message: object) -> str:
@@ -65,8 +80,8 @@ def error_said(error: BaseException) -> str:
     message (a missing key); else the error's type and first line."""
     if isinstance(error, SetupError):
         return str(error)
-    if isinstance(error, PrerequisiteError):
-        return one_line(error.message)
+    if isinstance(error, prerequisite_types()):
+        return one_line(getattr(error, "message", error))
     first = (str(error).strip().splitlines() or [""])[0]
     return f"{type(error).__name__}: {first}"
 

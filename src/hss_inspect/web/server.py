@@ -9,13 +9,15 @@ import mimetypes
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from hss_inspect.core.errors import InputError
-from hss_inspect.web.media import FrameStore, silent_clip
 from hss_inspect.web.pages import not_found_page
+
+if TYPE_CHECKING:  # the media module loads Inspect (its frames' labels): not for the parser
+    from hss_inspect.web.media import FrameStore
 
 T = TypeVar("T")
 # Where a server listens unless told otherwise: this machine only.
@@ -79,6 +81,8 @@ def redirect(url: str) -> Any:
 async def media_response(path: Path, media_type: str) -> Any:
     """An image as it is; a clip without its audio track (made once, then kept)."""
     from starlette.responses import FileResponse
+
+    from hss_inspect.web.media import silent_clip
 
     if media_type == "video":
         return FileResponse(await silent_clip(path), headers=MEDIA_HEADERS)
