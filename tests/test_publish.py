@@ -144,6 +144,34 @@ def test_the_entry_passes_the_registers_own_schema_without_a_warning(
     assert "\n" not in entry.description
 
 
+def test_the_entry_passes_the_newest_registers_loader_too(
+    full_run: Path,
+    newest_inspect_evals: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The register moves on: the newest inspect-evals the package index serves reads the
+    entry as the pinned one does (and a gated asset, which only the newest takes)."""
+    from tests.support.register_check import read_by_register
+
+    entry, gated = tmp_path / "eval.yaml", tmp_path / "gated.yaml"
+    where = ["--repository-url", REPO, "--repository-commit", SHA]
+    assert main(["register", str(full_run), *where, "--out", str(entry)]) == 0
+    assert main(["register", str(full_run), *where, "--gated", "auto", "--out", str(gated)]) == 0
+    for path in (None, newest_inspect_evals):
+        code, read, err = read_by_register(entry, "hss", path)
+        assert code == 0, err
+        assert (read["id"], read["task"], read["samples"], read["human_baseline"]) == (
+            "hss",
+            "hss",
+            paper()["release"]["tasks"],
+            True,
+        )
+    code, read, err = read_by_register(gated, "hss", newest_inspect_evals)
+    assert code == 0 and read["asset"]["gated"] == "auto", err
+    assert read["asset"]["source"] == "ScaleAI/HSS"
+
+
 def test_the_evaluation_report_holds_each_models_result_from_its_log(
     full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

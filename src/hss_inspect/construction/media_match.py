@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hss_inspect.media.fingerprint import LOOK_FPS, Look
-from hss_inspect.media.perceptual import SIZE, distances
+from hss_inspect.media.perceptual import distances
 
 PICTURE_DISTANCE = 0.05
 CROP_DISTANCE = 0.06
@@ -34,10 +34,15 @@ MIN_RUN_FRAMES = max(1, round(MIN_RUN_SECONDS * LOOK_FPS))
 FRAME_CANDIDATE = 0.1
 # ... probing one frame in every CANDIDATE_STEP: a run of MIN_RUN_FRAMES holds two.
 CANDIDATE_STEP = max(1, MIN_RUN_FRAMES // 2)
-# Images are compared in blocks of this many rows against this many looks' crops at once:
-# a few tens of MB of distances, whatever the pool's size.
-ROW_BLOCK = 512
-LOOK_BLOCK = 64
+# Pictures are compared in blocks of this many wholes against this many looks' crops at
+# once: a few MB of correlations, whatever the pool's size.
+ROW_BLOCK = 1024
+LOOK_BLOCK = 32
+# ... and clips in blocks of this many clips' probe frames against the others' frames.
+CLIP_BLOCK = 32
+# A correlation is kept for the exact distance when within this of a rule's threshold: the
+# threshold's own rounding, so the filter never drops a pair the rule would take.
+SLACK = 1e-4
 
 
 @dataclass(frozen=True)
@@ -101,80 +106,107 @@ def find_matches(
 
     found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")
-    frames = ClipFrames(theirs)
-    for n, (key, look) in enumerate(mine):
-        for m in frames.candidates(look, n + 1 if same else 0):
-            result = clip_match(look, theirs[m][1])
-            if result is not None:
-                found.append(Match(key, theirs[m][0], *result))
+    for n, m in clip_candidates([look for _, look in mine], [look for _, look in theirs], same):
+        result = clip_match(mine[n][1], theirs[m][1])
+        if result is not None:
+            found.append(Match(mine[n][0], theirs[m][0], *result))
     return found
+
+
+def least_correlation(distance: float) -> float:
+    """The correlation below which a pair is surely farther than `distance`."""
+    return 1 - 2 * distance - SLACK
 
 
 def _image_matches(
     mine: Sequence[tuple[str, Look]], theirs: Sequence[tuple[str, Look]], same: bool
 ) -> list[Match]:
-    """`picture_match` over every pair at once, in blocks of rows (a pool of thousands)."""
-    found: list[Match] = []
+    """`picture_match` over every pair, keeping only the pairs near enough to matter: the
+    wholes against the wholes, and each whole against the crops of every look (once when
+    `same`, the one table serving both ways)."""
     if not mine or not theirs:
-        return found
-    their_looks = [look for _, look in theirs]
-    their_wholes = np.stack([look.hashes[0] for look in their_looks])
-    for start in range(0, len(mine), ROW_BLOCK):
-        block = mine[start : start + ROW_BLOCK]
-        looks = [look for _, look in block]
-        wholes = np.stack([look.hashes[0] for look in looks])
-        whole = distances(wholes, their_wholes)
-        cropped = np.minimum(
-            nearest_crops(wholes, their_looks), nearest_crops(their_wholes, looks).T
-        )
-        for row, col in zip(*np.nonzero((whole <= PICTURE_DISTANCE) | (cropped <= CROP_DISTANCE)),
-                            strict=True):  # fmt: skip
-            n = start + int(row)
-            if same and int(col) <= n:
-                continue
-            near = float(whole[row, col])
-            how = (near, "same picture") if near <= PICTURE_DISTANCE else (
-                float(cropped[row, col]), "crop")  # fmt: skip
-            found.append(Match(block[row][0], theirs[col][0], *how))
+        return []
+    my_wholes = np.stack([look.hashes[0] for _, look in mine])
+    their_wholes = np.stack([look.hashes[0] for _, look in theirs])
+    whole = _near_wholes(my_wholes, their_wholes)
+    cropped = _near_crops(my_wholes, [look for _, look in theirs])
+    # the other way round: their wholes in my crops (the same table when `same`)
+    turned = dict(cropped) if same else _near_crops(their_wholes, [look for _, look in mine])
+    for (row, col), near in turned.items():
+        cropped[(col, row)] = min(near, cropped.get((col, row), near))
+    found = []
+    for row, col in sorted(set(whole) | set(cropped)):
+        if same and col <= row:
+            continue
+        near = whole.get((row, col), 1.0)
+        if near <= PICTURE_DISTANCE:
+            found.append(Match(mine[row][0], theirs[col][0], near, "same picture"))
+        elif cropped.get((row, col), 1.0) <= CROP_DISTANCE:
+            found.append(Match(mine[row][0], theirs[col][0], cropped[(row, col)], "crop"))
     return found
 
 
-def nearest_crops(wholes: NDArray[np.float32], looks: Sequence[Look]) -> NDArray[np.float32]:
-    """For each whole picture, its distance to the nearest crop of each look (1 where a
-    look has no crop hashes)."""
-    nearest = np.ones((len(wholes), len(looks)), np.float32)
-    for start in range(0, len(looks), LOOK_BLOCK):
-        block = [(n, look.hashes[1:]) for n, look in enumerate(looks[start : start + LOOK_BLOCK])
-                 if len(look.hashes) > 1]  # fmt: skip
+def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32]) -> dict[tuple[int, int], float]:
+    """The distance of each pair of wholes within PICTURE_DISTANCE (by the correlation)."""
+    found: dict[tuple[int, int], float] = {}
+    floor = least_correlation(PICTURE_DISTANCE)
+    for start in range(0, len(a), ROW_BLOCK):
+        block = a[start : start + ROW_BLOCK]
+        for row, col in zip(*np.nonzero(block @ b.T >= floor), strict=True):
+            near = float(distances(block[row : row + 1], b[col : col + 1])[0, 0])
+            found[(start + int(row), int(col))] = near
+    return found
+
+
+def _near_crops(wholes: NDArray[np.float32], looks: Sequence[Look]) -> dict[tuple[int, int], float]:
+    """For each whole and look whose nearest crop lies within CROP_DISTANCE: that crop's
+    distance. The correlations are reduced to each look's largest before any distance is
+    taken, so only the few near pairs cost more than a product."""
+    found: dict[tuple[int, int], float] = {}
+    floor = least_correlation(CROP_DISTANCE)
+    for first in range(0, len(looks), LOOK_BLOCK):
+        chosen = enumerate(looks[first : first + LOOK_BLOCK], start=first)
+        block = [(n, look.hashes[1:]) for n, look in chosen if len(look.hashes) > 1]
         if not block:
             continue
         crops = np.concatenate([hashes for _, hashes in block])
         starts = np.cumsum([0] + [len(hashes) for _, hashes in block[:-1]])
-        least = np.minimum.reduceat(distances(wholes, crops), starts, axis=1)
-        nearest[:, [start + n for n, _ in block]] = least
-    return nearest
+        for start in range(0, len(wholes), ROW_BLOCK):
+            rows = wholes[start : start + ROW_BLOCK]
+            largest = np.maximum.reduceat(rows @ crops.T, starts, axis=1)
+            for row, n in zip(*np.nonzero(largest >= floor), strict=True):
+                col, hashes = block[int(n)]
+                near = float(distances(rows[row : row + 1], hashes).min())
+                found[(start + int(row), col)] = near
+    return found
 
 
-class ClipFrames:
-    """Every frame of a list of clips in one table, to find at once which clips have a
-    frame near one of another clip's."""
-
-    def __init__(self, clips: Sequence[tuple[str, Look]]) -> None:
-        self.frames = np.concatenate(
-            [look.hashes[look.seen] for _, look in clips] or [np.zeros((0, SIZE), np.float32)]
-        )
-        counts = [int(look.seen.sum()) for _, look in clips]
-        self.starts = np.cumsum([0, *counts[:-1]]).astype(np.int64)
-        self.count = len(clips)
-
-    def candidates(self, look: Look, first: int) -> list[int]:
-        """The clips from the `first` on worth the full rule: a frame of theirs within
-        FRAME_CANDIDATE of one of every CANDIDATE_STEP-th frame of `look`."""
-        if first >= self.count:
-            return []
-        start = int(self.starts[first])
-        probes = look.hashes[look.seen][::CANDIDATE_STEP]
-        # the largest correlation per frame: distance (1 - r) / 2, taken once at the end
-        nearest = (probes @ self.frames[start:].T).max(axis=0)
-        per_clip = np.maximum.reduceat(nearest, self.starts[first:] - start)
-        return [first + int(n) for n in np.nonzero((1 - per_clip) / 2 <= FRAME_CANDIDATE)[0]]
+def clip_candidates(
+    mine: Sequence[Look], theirs: Sequence[Look], same: bool
+) -> list[tuple[int, int]]:
+    """The pairs of clips (indexes into `mine` and `theirs`; the later only, when `same`)
+    worth the full rule: a frame of one within FRAME_CANDIDATE of one of every
+    CANDIDATE_STEP-th frame of the other. Blocks of clips at once, one product each."""
+    if not mine or not theirs:
+        return []
+    frames = np.concatenate([look.hashes[look.seen] for look in theirs])
+    frame_starts = np.cumsum([0] + [int(look.seen.sum()) for look in theirs[:-1]])
+    floor = least_correlation(FRAME_CANDIDATE)
+    found = []
+    for first in range(0, len(mine), CLIP_BLOCK):
+        block = mine[first : first + CLIP_BLOCK]
+        probes = [look.hashes[look.seen][::CANDIDATE_STEP] for look in block]
+        probe_starts = np.cumsum([0] + [len(rows) for rows in probes[:-1]])
+        # from the block's first clip on, when `same`: earlier clips were paired already
+        skip = first + 1 if same else 0
+        if skip >= len(theirs):
+            break
+        offset = int(frame_starts[skip])
+        table = np.concatenate(probes) @ frames[offset:].T
+        per_frame = np.maximum.reduceat(table, probe_starts, axis=0)
+        per_clip = np.maximum.reduceat(per_frame, frame_starts[skip:] - offset, axis=1)
+        for n, m in zip(*np.nonzero(per_clip >= floor), strict=True):
+            pair = (first + int(n), skip + int(m))
+            if not same or pair[1] > pair[0]:
+                found.append(pair)
+    return found

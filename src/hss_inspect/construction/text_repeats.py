@@ -12,8 +12,9 @@ submitted revision as a `repeated-text` flag for its reviewers, as the checks' f
 from __future__ import annotations
 
 import itertools
+import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,27 +56,48 @@ def containment(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) ->
 
 
 class TextIndex:
-    """Texts looked up by their word pairs, so a text is compared only with those sharing
-    one with it."""
+    """Texts looked up by their word pairs, so a text is compared only with the few that
+    can nearly repeat it, not with every text (a build of thousands of tasks).
+
+    Exact by counting (prefix filtering): order all pairs once, rarest first. If the
+    smaller of two texts has n pairs, a near repeat shares at least CONTAINMENT * n of
+    them, so at least one of the smaller's first `prefix_length(n)` pairs is shared. A
+    text is therefore looked up by its own prefix among every text's pairs, and by all its
+    pairs among the other texts' prefixes; the rare pairs that make up prefixes hold few
+    texts, the common ones ("of the") are reached only from the small prefix index."""
 
     def __init__(self, texts: Iterable[Text]) -> None:
         self.texts: list[Text] = []
         self.pairs: list[frozenset[tuple[str, str]]] = []
-        self.holding: dict[tuple[str, str], list[int]] = defaultdict(list)
         for text in texts:
             pairs = word_pairs(text.text)
             if pairs:
-                for pair in pairs:
-                    self.holding[pair].append(len(self.texts))
                 self.texts.append(text)
                 self.pairs.append(pairs)
+        self.frequency: Counter[tuple[str, str]] = Counter(
+            pair for pairs in self.pairs for pair in pairs
+        )
+        self.holding: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.leading: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for n, pairs in enumerate(self.pairs):
+            for pair in pairs:
+                self.holding[pair].append(n)
+            for pair in self.prefix(pairs):
+                self.leading[pair].append(n)
+
+    def prefix(self, pairs: frozenset[tuple[str, str]]) -> list[tuple[str, str]]:
+        rarest = sorted(pairs, key=lambda pair: (self.frequency[pair], pair))
+        return rarest[: prefix_length(len(rarest))]
+
+    def candidates(self, pairs: frozenset[tuple[str, str]]) -> set[int]:
+        found = {n for pair in self.prefix(pairs) for n in self.holding.get(pair, ())}
+        return found | {n for pair in pairs for n in self.leading.get(pair, ())}
 
     def repeats(self, text: Text, skip_owner: str = "") -> list[tuple[Text, float]]:
         """The texts of the same field that `text` nearly repeats, nearest first."""
         pairs = word_pairs(text.text)
-        candidates = {n for pair in pairs for n in self.holding.get(pair, ())}
         found = []
-        for n in candidates:
+        for n in self.candidates(pairs):
             other = self.texts[n]
             if other.field != text.field or other.owner == skip_owner:
                 continue
@@ -83,6 +105,13 @@ class TextIndex:
             if share >= CONTAINMENT:
                 found.append((other, share))
         return sorted(found, key=lambda hit: (-hit[1], hit[0].owner))
+
+
+def prefix_length(count: int) -> int:
+    """How many of a text's `count` pairs, rarest first, must hold a shared one when the
+    text is the smaller of a near repeat: all but the fewest a repeat may leave unshared
+    (one more than needed, so the rounding of CONTAINMENT * count cannot lose a repeat)."""
+    return min(count, count - math.floor(CONTAINMENT * count) + 1)
 
 
 def reference_texts(build: Path) -> list[Text]:
