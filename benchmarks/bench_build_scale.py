@@ -283,7 +283,9 @@ def reviewer_works(base: str, token: str, plan: dict[str, Planned], crowd: Crowd
                 crowd.end_one()
 
 
-RETURNED = re.compile(r'href="[^"]*/task/([^"]+)">[^<]*</a>.*?class=state>returned: revise and')
+# A row of an author's task list: its task, and where it stands (one row at a time: a
+# pattern spanning rows backtracks over the whole page, and the client's threads stall).
+TASK_ROW = re.compile(r'/task/([^"]+)">[^<]*</a>(?:(?!</tr>).)*class=state>([^<]*)<')
 
 
 def author_works(base: str, token: str, pause: float, crowd: Crowd) -> None:
@@ -295,8 +297,9 @@ def author_works(base: str, token: str, pause: float, crowd: Crowd) -> None:
             crowd.timed("author_home", time.perf_counter() - started)
             with crowd.lock:
                 crowd.home_bytes.append(len(home.content))
-            for task_id in dict.fromkeys(RETURNED.findall(home.text)):
-                revise(client, token, task_id, crowd)
+            for task_id, state in TASK_ROW.findall(home.text):
+                if state.startswith("returned: revise and"):
+                    revise(client, token, task_id, crowd)
             crowd.done.wait(pause * rng.uniform(0.5, 1.5))
 
 
@@ -318,10 +321,11 @@ def revise(client: httpx.Client, token: str, task_id: str, crowd: Crowd) -> None
 
 
 def people_at_once(
-    build: Path, env: dict[str, str], plan: dict[str, Planned], pause: float
+    build: Path, env: dict[str, str], plan: dict[str, Planned], pause: float, ended: int = 0
 ) -> dict[str, Any]:
+    """`ended`: tasks admitted or dropped already (a build resumed)."""
     tokens = links(build)
-    crowd = Crowd(len(plan))
+    crowd = Crowd(len(plan), ended=ended)
     server = Server(build, env, free_port(), command="build")
     server.start()
     assert server.process is not None
