@@ -20,6 +20,7 @@ of photos and clips, some of them re-encodes, crops or cuts of a reference relea
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -32,7 +33,17 @@ import av
 import numpy as np
 from PIL import Image
 
+from benchmarks import all_pairs_match
 from hss_inspect.construction.media_match import find_matches
+from hss_inspect.construction.text_repeats import (
+    CONTAINMENT,
+    QUESTION,
+    REFERENCE,
+    Text,
+    TextIndex,
+    containment,
+    word_pairs,
+)
 from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of
 from hss_inspect.media.perceptual import CROP_PLACES, CROP_SHARES, SIZE, grayscale, picture_hash
 from tests.support.near_media import crop_share, panning_frames, save, scene, write_clip
@@ -136,33 +147,129 @@ def random_looks(count: int, kind: str, rng: np.random.Generator, frames: int) -
 def scale_matching(
     pool_items: int, release_items: tuple[int, int], seconds: float
 ) -> dict[str, Any]:
-    """find_matches at the paper's scale, on random looks (nothing decoded)."""
+    """find_matches of a pool against the release at the paper's scale, on random looks."""
     rng = np.random.default_rng(0)
     frames = round(seconds * LOOK_FPS)
-    pool = random_looks(pool_items // 2, "image", rng, frames) + random_looks(
-        pool_items - pool_items // 2, "video", rng, frames
-    )
+    pool = random_pool(pool_items, 0.5, frames, rng)
     release = random_looks(release_items[0], "image", rng, frames) + random_looks(
         release_items[1], "video", rng, frames
     )
-    keyed = [(look.sha256, look) for look in pool]
-    against = timed(lambda: find_matches(keyed, [(lk.sha256, lk) for lk in release], same=False))
-    within = timed(lambda: find_matches(keyed, keyed, same=True))
-    # against the release grows with the pool; within the pool, with its square
+    against = timed(lambda: find_matches(pool, [(lk.sha256, lk) for lk in release], same=False))
     return {
         "pool_items": pool_items,
         "release_items": sum(release_items),
         "clip_seconds": seconds,
         "against_release_s": round(against, 2),
-        "within_pool_s": round(within, 2),
         "against_release_ms_per_pool_item": round(1000 * against / pool_items, 2),
-        "within_pool_s_at_10000_items": round(within * (10_000 / pool_items) ** 2),
     }
 
 
-def run(
-    images: int, clips: int, seconds: float, repeats: int, scale_pool: int, root: Path
-) -> dict[str, Any]:
+def random_pool(
+    items: int, image_share: float, frames: int, rng: np.random.Generator
+) -> list[tuple[str, Look]]:
+    images = round(items * image_share)
+    looks = random_looks(images, "image", rng, frames)
+    looks += random_looks(items - images, "video", rng, frames)
+    return [(look.sha256, look) for look in looks]
+
+
+def planted(pool: list[tuple[str, Look]], rng: np.random.Generator) -> list[tuple[str, Look]]:
+    """The pool and, for its first 10 photos and 10 clips, a near copy: a photo whose whole
+    is one of the first's crops a little changed, a clip cut from the first, a little
+    changed (so that both matchings have pairs to find)."""
+    copies = []
+    for kind in ("image", "video"):
+        for key, look in [(k, lk) for k, lk in pool if lk.media_type == kind][:10]:
+            hashes = look.hashes[5:6] if kind == "image" else look.hashes[4:]
+            hashes = np.concatenate([hashes, look.hashes[1:]]) if kind == "image" else hashes
+            changed = hashes + 0.01 * rng.standard_normal(hashes.shape).astype(np.float32)
+            changed /= np.linalg.norm(changed, axis=1, keepdims=True)
+            seen = np.ones(len(changed), np.bool_)
+            copies.append((f"near-{key}", Look(kind, changed, seen, f"near-{key}")))
+    return pool + copies
+
+
+def within_pool(sizes: list[int], repeats: int, seconds: float) -> dict[str, Any]:
+    """The pool matched within itself, 9 in 10 items photos and the rest short clips: the
+    matching against the old all-pairs path (`benchmarks.all_pairs_match`) at the first
+    size, ratio of medians, both finding the same pairs; the new alone at the others (the
+    old path's time there is its first-size time scaled by the square of the pool)."""
+    frames = round(seconds * LOOK_FPS)
+    result: dict[str, Any] = {"image_share": 0.9, "clip_seconds": seconds, "repeats": repeats}
+    for n, size in enumerate(sizes):
+        rng = np.random.default_rng(size)
+        pool = planted(random_pool(size, 0.9, frames, rng), rng)
+        result.setdefault("pairs_found", {})[str(size)] = len(find_matches(pool, pool, True))
+        # repeated at the first size only: the larger take minutes on a shared machine
+        new = [timed(find_matches, pool, pool, True) for _ in range(repeats if n == 0 else 1)]
+        entry = {"new_median_s": round(statistics.median(new), 2)}
+        if n == 0:
+            old = [timed(all_pairs_match.find_matches, pool, pool, True) for _ in range(repeats)]
+            same = {(m.item, m.other) for m in find_matches(pool, pool, True)} == {
+                (m.item, m.other) for m in all_pairs_match.find_matches(pool, pool, True)
+            }
+            ratio = statistics.median(new) / statistics.median(old)
+            entry |= {"old_median_s": round(statistics.median(old), 2), "same_pairs": same,
+                      "new_vs_old": round(ratio, 3)}  # fmt: skip
+            base = (size, statistics.median(old))
+        else:
+            entry["old_extrapolated_s"] = round(base[1] * (size / base[0]) ** 2)
+        result[str(size)] = entry
+    return result
+
+
+def text_repeats(sizes: list[int], repeats: int) -> dict[str, Any]:
+    """`build_texts` at each size: the index, and comparing every pair at the first size
+    only (it grows with the square of the texts)."""
+    result: dict[str, Any] = {}
+    for n, tasks in enumerate(sizes):
+        texts = build_texts(tasks)
+        new = [timed(text_hits, texts, True) for _ in range(repeats)]
+        entry = {"texts": len(texts), "index_median_s": round(statistics.median(new), 3),
+                 "repeats_found": len(text_hits(texts, True))}  # fmt: skip
+        if n == 0:
+            started = time.perf_counter()
+            every = text_hits(texts, False)
+            old = time.perf_counter() - started
+            entry |= {"every_pair_s": round(old, 2),
+                      "index_vs_every_pair": round(statistics.median(new) / old, 4),
+                      "same_repeats": text_hits(texts, True) == every}  # fmt: skip
+        result[str(tasks)] = entry
+    return result
+
+
+def build_texts(tasks: int) -> list[Text]:
+    """A build's texts (a question and a reference for each task, words drawn from a
+    skewed vocabulary so that common pairs recur, one task in 20 rewording the one before:
+    the planted repeats)."""
+    rng = np.random.default_rng(3)
+    vocabulary = [f"w{n}" for n in range(20_000)]
+    weights = 1 / np.arange(1, len(vocabulary) + 1)
+    weights /= weights.sum()
+    texts: list[Text] = []
+    for n in range(tasks):
+        for field, length in ((QUESTION, 25), (REFERENCE, 40)):
+            words = list(rng.choice(vocabulary, size=length, p=weights))
+            if n % 20 == 19:
+                words = texts[-2].text.split()[:-3] + words[:3]  # the task before's
+            texts.append(Text(f"task {n}", field, " ".join(words)))
+    return texts
+
+
+def text_hits(texts: list[Text], indexed: bool) -> set[tuple[str, str, str]]:
+    """Each (text, text it nearly repeats, field): by the index, or every pair compared."""
+    if indexed:
+        index = TextIndex(texts)
+        return {(t.owner, o.owner, t.field) for t in texts for o, _ in index.repeats(t, t.owner)}
+    pairs = [word_pairs(t.text) for t in texts]
+    return {(a.owner, b.owner, a.field) for (a, pa), (b, pb)
+            in itertools.permutations(zip(texts, pairs, strict=True), 2)
+            if a.field == b.field and containment(pa, pb) >= CONTAINMENT}  # fmt: skip
+
+
+def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    images, clips, seconds, repeats = args.images, args.clips, args.seconds, args.repeats
+    scale_pool, within_sizes, text_tasks = args.scale_pool, args.within, args.text_tasks
     made = make_media(root, images, clips, seconds)
     release = sorted(p for p in made["release"].iterdir())
     pool = sorted(p for p in made["pool"].iterdir())
@@ -194,6 +301,10 @@ def run(
     }  # fmt: skip
     if scale_pool:
         result["paper_scale_matching"] = scale_matching(scale_pool, (288, 234), 60.0)
+    if within_sizes:
+        result["within_pool"] = within_pool(within_sizes, repeats, 20.0)
+    if text_tasks:
+        result["text_repeats"] = text_repeats(text_tasks, repeats)
     return result
 
 
@@ -204,13 +315,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scale-pool", type=int, default=2_000)
+    parser.add_argument("--within", type=int, nargs="*", default=[2_000, 10_000])
+    parser.add_argument("--text-tasks", type=int, nargs="*", default=[1_000, 3_466])
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HSS_INSPECT_CACHE", tempfile.mkdtemp(prefix="bench-dups-"))
     with tempfile.TemporaryDirectory() as root:
-        result = run(
-            args.images, args.clips, args.seconds, args.repeats, args.scale_pool, Path(root)
-        )
+        result = run(args, Path(root))
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

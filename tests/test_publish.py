@@ -411,6 +411,37 @@ def test_a_run_that_cannot_be_published_gets_one_line_saying_why(
     assert said["short"].startswith(prefix["short"] + "it has 1 of the 522 tasks of ScaleAI/HSS")
 
 
+def test_a_split_of_images_only_is_published_under_its_own_name_and_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any dataset, not HSS: its own name, its own size as the log recorded it, and no
+    leaderboard of clips where it has none."""
+    photos = [Item(f"p{i}", "retrodiction", "image", IMAGE_TRIES[i % 3]) for i in range(5)]
+    record = {
+        "hss_dataset_requested": {"dataset": "lab/Street-Photos", "revision": DATASET_SHA},
+        "hss_dataset_revision": DATASET_SHA,
+        "hss_dataset_pinned": True,
+        "hss_dataset_size": {"tasks": 5, "media": {"image": 5, "video": 0}},
+    }
+    full = write_log(tmp_path / "full.eval", photos, metadata=record)
+    short = write_log(tmp_path / "short.eval", photos[:4], metadata=record)
+    out = tmp_path / "hub"
+    assert main(["report", full, short, "--format", "hf-eval-results", "--out", str(out)]) == 0
+    files = hub_files(out)
+    (entries,) = files.values()
+    assert list(files) == ["gpt-test/.eval_results/street_photos.yaml"]
+    assert {e["dataset"]["task_id"]: e["value"] for e in entries} == {
+        "street_photos": percent(photos),
+        "street_photos_image": percent(photos),
+    }
+    assert {e["dataset"]["id"] for e in entries} == {"lab/Street-Photos"}
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"hss-inspect report: {short}: cannot be published: it has 4 of the 5 tasks of "
+        "lab/Street-Photos; a leaderboard takes all of them (street_photos) or all 5 images "
+        "(street_photos_image): run without --limit or filters"
+    )
+
+
 def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(
     full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

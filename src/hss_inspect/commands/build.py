@@ -170,8 +170,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     app = BuildServer(args.build).app()
     count = len(tokens_of(args.build))
-    print(f"serving {args.build} to {count} link(s) at http://{args.host}:{args.port}/b/<token>")
-    run_server(app, args.host, args.port)
+    serving = f"serving {args.build} to {count} link(s) at http://{args.host}:{args.port}/b/<token>"
+    run_server(app, args.host, args.port, serving)
     return 0
 
 

@@ -59,20 +59,25 @@ def prerequisite_types() -> tuple[type[BaseException], ...]:
     return (SetupError,) if loaded is None else (SetupError, loaded.PrerequisiteError)
 
 
-def one_line(message: object) -> str:
-    """An error's message as one line: the rich markup Inspect writes in its own messages
-    (`[bold]ANTHROPIC_API_KEY[/bold]`) dropped, a paragraph's lines joined by spaces and
-    its paragraphs by colons, a leading "ERROR:" gone."""
+def one_line(text: str) -> str:
+    """A message as one line: a paragraph's lines joined by spaces and its paragraphs by
+    colons, a leading "ERROR:" gone."""
+    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", text)]
+    return ": ".join(p for p in paragraphs if p).removeprefix("ERROR:").strip()
+
+
+def plain(message: object) -> str:
+    """A message Inspect wrote for its console, without its rich markup
+    (`[bold]ANTHROPIC_API_KEY[/bold]`)."""
     from rich.errors import MarkupError
     from rich.text import Text
 
+    if isinstance(message, Text):
+        return message.plain
     try:
-        text = Text.from_markup(message) if isinstance(message, str) else message
+        return Text.from_markup(str(message)).plain
     except MarkupError:  # brackets that are not markup: the message as written
-        text = str(message)
-    plain = text.plain if isinstance(text, Text) else str(text)
-    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", plain)]
-    return ": ".join(p for p in paragraphs if p).removeprefix("ERROR:").strip()
+        return str(message)
 
 
 def error_said(error: BaseException) -> str:
@@ -81,7 +86,7 @@ def error_said(error: BaseException) -> str:
     if isinstance(error, SetupError):
         return str(error)
     if isinstance(error, prerequisite_types()):
-        return one_line(getattr(error, "message", error))
+        return one_line(plain(getattr(error, "message", error)))
     first = (str(error).strip().splitlines() or [""])[0]
     return f"{type(error).__name__}: {first}"
 
@@ -104,7 +109,7 @@ def inspect_said(output: str) -> str:
             found = _EXCEPTION_LINE.match(lines[at])
             if found:
                 rest = [lines[at][found.end() :], *lines[at + 1 :]]
-                return f"{found.group(1)}: {one_line(chr(10).join(rest))}"
+                return f"{found.group(1)}: {one_line(plain(chr(10).join(rest)))}"
     kept = "\n".join(line for line in lines if not line.startswith(_MONITOR))
     paragraphs = re.split(r"\n\s*\n", kept.strip())
     return one_line("\n\n".join(p for p in paragraphs if not p.startswith(_BANNER)))
