@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,3 +67,21 @@ def offline_token_counts(monkeypatch: pytest.MonkeyPatch) -> None:
         special_tokens={},
     )
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: byte_level)
+
+
+@pytest.fixture(scope="session")
+def newest_inspect_evals(request: pytest.FixtureRequest) -> Path:
+    """The newest inspect-evals the package index serves, installed afresh in a folder of its
+    own under pytest's cache (pip's own cache spares the download when it is not new)."""
+    folder = request.config.cache.mkdir("newest-inspect-evals")
+    shutil.rmtree(folder)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
+         "--target", str(folder), "inspect-evals"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, "pip could not fetch inspect-evals: " + done.stderr[-2000:]
+    (found,) = Path(folder).glob("inspect_evals-*.dist-info")
+    newest = tuple(int(n) for n in found.name.split("-")[1].split(".")[:2])
+    assert newest >= (0, 28), found.name  # the first whose hub assets take `gated`
+    return Path(folder)

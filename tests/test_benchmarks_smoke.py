@@ -93,6 +93,43 @@ def test_bench_sparse_times_each_budget_in_wall_and_cpu_seconds(tmp_path: Path) 
     assert 0 < row["sparse10_cpu_vs_dense"] < 1.5
 
 
+@pytest.mark.slow
+def test_bench_build_scale_plans_the_funnel_and_meets_it_over_http(tmp_path: Path) -> None:
+    """At a tiny size: 30 items, 20 tasks in 2 imports, 3 reviewers and 2 authors at once."""
+    import json
+    import subprocess
+    import sys
+
+    from benchmarks.bench_build_scale import TARGETS, planned_funnel, verdict_plan
+
+    out = tmp_path / "scale.json"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_build_scale", "--items", "30", "--tasks", "20",
+         "--authors", "2", "--reviewers", "3", "--repeats", "1", "--author-pause", "0.1",
+         "--work", str(tmp_path / "work"), "--json", str(out)], check=True, timeout=900,
+    )  # fmt: skip
+    after = json.loads(out.read_text())["after"]
+    # the paper's 3,466 -> 1,164 -> 559 -> 522, scaled to 20 tasks and rounded
+    assert planned_funnel(20) == [20, 7, 3, 3] == after["funnel_printed"]
+    assert after["exported_tasks"] == 3 and set(after["targets"]) == set(TARGETS)
+    # every round decided: 20 + 7 + 3 rounds, and one Edit's revision again from round 1
+    plan = verdict_plan([f"t{n}" for n in range(20)])
+    edited = [p for p in plan.values() if p.edit_round is not None]
+    assert len(edited) == 1 and after["verdicts"] == 30 + edited[0].edit_round
+    assert after["author_home_kb"]["max"] > 1 and after["server_peak_rss_mb"] > 30
+
+
+def test_the_scale_plan_is_the_papers_funnel_at_its_size() -> None:
+    from collections import Counter
+
+    from benchmarks.bench_build_scale import verdict_plan
+
+    plan = verdict_plan([f"t{n}" for n in range(3466)])
+    drops = Counter(p.drop_round for p in plan.values())
+    assert drops == {1: 3466 - 1164, 2: 1164 - 559, 3: 559 - 522, None: 522}
+    assert sum(p.edit_round is not None for p in plan.values()) == 173  # 5%
+
+
 def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Path) -> None:
     from benchmarks.bench_duplicates import run
 

@@ -155,13 +155,39 @@ def test_limits_show_up_front_the_rubric_is_numbered_once_and_items_by_id(built)
         assert "Reference answer (up to 8,000 characters)" in shown
         assert "up to 20 criteria of 1,000 characters each" in shown
         assert "0 of 4,000 characters" in shown
-        assert "rooms/kitchen.png" in web.get(f"/b/{ann}").text  # an author sees paths
+        # an author sees paths; the taken item among all items, not the free ones
+        assert "rooms/kitchen.png" in web.get(f"/b/{ann}?pool=all").text
+        assert "rooms/kitchen.png" not in web.get(f"/b/{ann}").text
         review = web.get(f"/b/{rev}").text
     rubric_html = review.split("<h3>Rubric</h3>")[1]
     assert rubric_html.startswith("<ul class=rubric><li><code>c1</code> Says the cup fell</li>")
     assert f"{task_id} on {task.item.item_id}: round 1 of 3" in text(review)
     assert "kitchen.png" not in review  # a reviewer sees the item's id, never its path
     assert "Feedback for the author (needed for Edit) (up to 4,000 characters)" in text(review)
+
+
+def test_an_authors_home_pages_the_pool_free_items_first(tmp_path: Path) -> None:
+    """450 items, 3 taken: 200 a page, the free ones by default, all of them free first."""
+    pool = tmp_path / "pool"
+    for n in range(450):
+        write_image(pool / f"p{n:03d}.png", (8, 8), "PNG")
+    path, tokens = made(tmp_path, pool)
+    items = [i for i, _, _ in store.pool_items(path)]
+    draft = Draft("Retrodiction", "What happened?", "The cup fell.", rubric(CRITERIA))
+    for taken in (items[0], items[5], items[449]):
+        store.save_draft(path, "ann", taken.item_id, None, draft, time.time())
+    free = [i.path for i in items if i not in (items[0], items[5], items[449])]
+    listed = re.compile(r"<td>(p\d+\.png)</td>")
+    with client(path) as web:
+        home = web.get(f"/b/{tokens[('author', 'ann')]}").text
+        assert listed.findall(home) == free[:200]
+        assert "447 free of 450" in home and "1-200 of 447" in text(home)
+        last = web.get(f"/b/{tokens[('author', 'ann')]}?pool=free&from=400").text
+        assert listed.findall(last) == free[400:] and "next" not in text(last)
+        every = web.get(f"/b/{tokens[('author', 'ann')]}?pool=all&from=400").text
+        # free first: the 447 free, then the 3 taken in the pool's order
+        assert listed.findall(every) == [*free[400:], "p000.png", "p005.png", "p449.png"]
+    assert len(home.encode()) < 80_000
 
 
 # ---- in Chromium -------------------------------------------------------------------------

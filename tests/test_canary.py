@@ -154,7 +154,8 @@ def test_a_build_made_before_canaries_gains_one_at_its_first_export_kept(tmp_pat
     made, first = admitted_build(tmp_path, drop_canary=True)
     guid = store.settings_of(made.path)["canary"]
     second = tmp_path / "again"
-    build("export", str(made.path), "--out", str(second))
+    done = build("export", str(made.path), "--out", str(second))
+    assert f"each file holding the canary GUID {guid}" in done.stdout
     assert store.settings_of(made.path)["canary"] == guid
     for out in (first, second):
         assert holds(out / "README.md", guid)

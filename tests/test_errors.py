@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hss_inspect.core import options as opt
-from hss_inspect.core.errors import SetupError
+from hss_inspect.core.errors import InputError, SetupError
 from hss_inspect.task import hss
 from tests.support.runs import INSPECT, lines_after_banner
 
@@ -129,3 +129,34 @@ def test_inspects_own_prerequisite_error_is_one_plain_line() -> None:
     assert error_said(error) == "No OPENAI_API_KEY: defined."
     assert error_said(SetupError("rubric [id: c1] is [bold]")) == "rubric [id: c1] is [bold]"
     assert error_said(KeyError("x")) == "KeyError: 'x'"
+
+
+def test_a_pilot_with_no_finished_sample_says_the_error_inspect_recorded(
+    tmp_path: Path,
+) -> None:
+    from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+
+    from hss_inspect.report.pilot import read_pilot
+    from tests.support.logs import Item, Try, write_log
+
+    failed = "ProviderFailed('task t1: openai/gpt-test failed after Inspect's retries')"
+    path = write_log(tmp_path / "pilot.eval", [Item("t1", "retrodiction", "image", (Try(False),))])
+    log = read_eval_log(path)
+    for sample in log.samples or []:
+        sample.error = EvalError(message=failed, traceback="", traceback_ansi="")
+    write_eval_log(log, path)
+    with pytest.raises(InputError) as raised:
+        read_pilot(path, "openai/gpt-test")
+    assert str(raised.value) == (
+        f"--pilot {path}: no finished sample of openai/gpt-test to measure; 1 sample(s) ended "
+        f"in an error, the first: {failed}"
+    )
+    log.status, log.error = (
+        "error",
+        EvalError(
+            message="No [bold]OPENAI_API_KEY[/bold] defined", traceback="", traceback_ansi=""
+        ),
+    )
+    write_eval_log(log, path)
+    with pytest.raises(InputError, match=r"; the run ended in an error: No \[bold\]OPENAI"):
+        read_pilot(path, "openai/gpt-test")

@@ -57,6 +57,42 @@ def test_importing_the_package_never_imports_torch_or_lmms_eval() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_options_come_from_the_preset_then_hss_task_args() -> None:
+    from hss_inspect.lmms.options import run_options
+
+    options = run_options({"media": "image"}, {"HSS_TASK_ARGS": '{"media": "video", "fps": 1}'})
+    assert options.values["media"] == "video" and options.media.frames.fps == 1.0
+    # the clip always goes as frames: lmms-eval's models would decode it with their own
+    assert options.media.native_video == "false"
+    assert run_options({"dataset": "demo"}, {}).values["dataset"] == "demo"
+
+
+@pytest.mark.parametrize(
+    ("task_args", "message"),
+    [
+        ('{"fsp": 1}', "fps"),
+        ('{"condition": "blind"}', "HSS_TASK_ARGS"),
+        ("fps=1", "not JSON"),
+        ('{"native_video": "true"}', "native_video=true cannot be honoured"),
+        ('{"fps": -1}', "fps"),
+    ],
+)
+def test_a_wrong_hss_task_args_says_what_to_change(task_args: str, message: str) -> None:
+    from hss_inspect.lmms.options import run_options
+
+    with pytest.raises(Exception, match=message) as raised:
+        run_options({}, {"HSS_TASK_ARGS": task_args})
+    assert "\n" not in str(raised.value)
+
+
+def test_a_run_without_a_judge_model_says_which_variable_to_set() -> None:
+    from hss_inspect.core.errors import SetupError
+    from hss_inspect.lmms.judge import judge_server_reply
+
+    with pytest.raises(SetupError, match="set MODEL_VERSION"):
+        judge_server_reply({})
+
+
 # ---- the two harnesses' requests, reduced to what a model receives ---------------------
 
 
@@ -257,10 +293,10 @@ def test_both_harnesses_report_the_same_pass_at_1(side_by_side: dict[str, Any]) 
     # seven tasks; GARBLE is left out (a grading failure in every attempt), and of the six
     # graded the three PASS and FLAKY pass, FAIL and EMPTY do not: 4 of 6
     expected = {"pass_at_1": 4 / 6, "ungraded_tasks": 1.0, "grading_failure_rate": 1 / 7}
+    # every number of Inspect's `hss` metric (the breakdowns the selection has, the counts)
     lines = ["metric | Inspect | lmms-eval"]
-    for key in ("pass_at_1", "pass_at_1_ci95", "rubric", "image", "video", "temporal"):
-        ours = inspect_metrics[key].value
-        theirs = lmms_metrics[f"{key},all_attempts"]
+    for key, value in inspect_metrics.items():
+        ours, theirs = value.value, lmms_metrics[f"{key},all_attempts"]
         assert theirs == pytest.approx(ours, abs=1e-12), key
         lines.append(f"{key} | {ours:.4f} | {theirs:.4f}")
     for key, value in expected.items():

@@ -144,6 +144,34 @@ def test_the_entry_passes_the_registers_own_schema_without_a_warning(
     assert "\n" not in entry.description
 
 
+def test_the_entry_passes_the_newest_registers_loader_too(
+    full_run: Path,
+    newest_inspect_evals: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The register moves on: the newest inspect-evals the package index serves reads the
+    entry as the pinned one does (and a gated asset, which only the newest takes)."""
+    from tests.support.register_check import read_by_register
+
+    entry, gated = tmp_path / "eval.yaml", tmp_path / "gated.yaml"
+    where = ["--repository-url", REPO, "--repository-commit", SHA]
+    assert main(["register", str(full_run), *where, "--out", str(entry)]) == 0
+    assert main(["register", str(full_run), *where, "--gated", "auto", "--out", str(gated)]) == 0
+    for path in (None, newest_inspect_evals):
+        code, read, err = read_by_register(entry, "hss", path)
+        assert code == 0, err
+        assert (read["id"], read["task"], read["samples"], read["human_baseline"]) == (
+            "hss",
+            "hss",
+            paper()["release"]["tasks"],
+            True,
+        )
+    code, read, err = read_by_register(gated, "hss", newest_inspect_evals)
+    assert code == 0 and read["asset"]["gated"] == "auto", err
+    assert read["asset"]["source"] == "ScaleAI/HSS"
+
+
 def test_the_evaluation_report_holds_each_models_result_from_its_log(
     full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -381,6 +409,37 @@ def test_a_run_that_cannot_be_published_gets_one_line_saying_why(
     assert said["local"].startswith(prefix["local"] + "it ran on a local copy (/data/hss)")
     assert said["blind"].startswith(prefix["blind"] + "it is the blind control")
     assert said["short"].startswith(prefix["short"] + "it has 1 of the 522 tasks of ScaleAI/HSS")
+
+
+def test_a_split_of_images_only_is_published_under_its_own_name_and_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any dataset, not HSS: its own name, its own size as the log recorded it, and no
+    leaderboard of clips where it has none."""
+    photos = [Item(f"p{i}", "retrodiction", "image", IMAGE_TRIES[i % 3]) for i in range(5)]
+    record = {
+        "hss_dataset_requested": {"dataset": "lab/Street-Photos", "revision": DATASET_SHA},
+        "hss_dataset_revision": DATASET_SHA,
+        "hss_dataset_pinned": True,
+        "hss_dataset_size": {"tasks": 5, "media": {"image": 5, "video": 0}},
+    }
+    full = write_log(tmp_path / "full.eval", photos, metadata=record)
+    short = write_log(tmp_path / "short.eval", photos[:4], metadata=record)
+    out = tmp_path / "hub"
+    assert main(["report", full, short, "--format", "hf-eval-results", "--out", str(out)]) == 0
+    files = hub_files(out)
+    (entries,) = files.values()
+    assert list(files) == ["gpt-test/.eval_results/street_photos.yaml"]
+    assert {e["dataset"]["task_id"]: e["value"] for e in entries} == {
+        "street_photos": percent(photos),
+        "street_photos_image": percent(photos),
+    }
+    assert {e["dataset"]["id"] for e in entries} == {"lab/Street-Photos"}
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"hss-inspect report: {short}: cannot be published: it has 4 of the 5 tasks of "
+        "lab/Street-Photos; a leaderboard takes all of them (street_photos) or all 5 images "
+        "(street_photos_image): run without --limit or filters"
+    )
 
 
 def test_two_runs_with_the_same_settings_on_one_leaderboard_are_refused(

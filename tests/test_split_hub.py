@@ -8,14 +8,12 @@ serves."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -23,6 +21,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
 from tests.support.build_pool import SPLIT_ROWS, admitted_build
+from tests.support.register_check import read_by_register
 from tests.support.runs import INSPECT
 from tests.support.servers import git_commit_all, olah_hub
 
@@ -32,7 +31,6 @@ REPO_ID = "lab/wildlife-split"
 NAME = "wildlife_split"  # the split's own name: its repo's, as results and entries give it
 PASSING = "s-street"  # the scripted model answers this task's reference: only it passes
 SHA = "0123456789abcdef0123456789abcdef01234567"
-NEWEST_AT_LEAST = (0, 28)  # the first inspect-evals whose hub assets take `gated`
 
 
 @pytest.fixture(scope="module")
@@ -145,33 +143,6 @@ def test_a_limited_run_of_the_split_is_refused_with_one_line(
 # ---- the register entry, read by the pinned and the newest inspect-evals -----------------
 
 
-@pytest.fixture(scope="module")
-def newest_inspect_evals(request: pytest.FixtureRequest) -> Path:
-    """The newest inspect-evals the package index serves, in a folder of its own (kept in
-    pytest's cache; pip reinstalls it there only when the index has a newer one)."""
-    folder = request.config.cache.mkdir("newest-inspect-evals")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
-         "--target", str(folder), "inspect-evals"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, "pip could not fetch inspect-evals: " + done.stderr[-2000:]
-    return Path(folder)
-
-
-def read_by_register(entry: Path, path: Path | None) -> tuple[int, dict[str, Any], str]:
-    """The entry read by the inspect-evals at `path` (None: the one installed, pinned)."""
-    env = dict(os.environ)
-    if path is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.register_check", str(entry), NAME],
-        env=env, capture_output=True, text=True, timeout=300,
-        cwd=Path(__file__).resolve().parents[1],
-    )  # fmt: skip
-    return done.returncode, json.loads(done.stdout or "{}"), done.stderr
-
-
 def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
     full_log: Path,
     split_hub: tuple[dict[str, str], str],
@@ -199,8 +170,8 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
     (asset,) = entry["metadata"]["extras"]["external_assets"]
     assert (asset["source"], asset["state"]) == (REPO_ID, "pinned")
 
-    pinned = read_by_register(plain, None)
-    newest = read_by_register(plain, newest_inspect_evals)
+    pinned = read_by_register(plain, NAME, None)
+    newest = read_by_register(plain, NAME, newest_inspect_evals)
     for code, read, err in (pinned, newest):
         assert code == 0, err
         assert (read["kind"], read["id"], read["task"], read["samples"]) == (
@@ -211,12 +182,10 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
         )
         assert read["results"] == [[NAME, "hss/scripted"]]
     assert newest[1]["loaded_from"].startswith(str(newest_inspect_evals))
-    newest_version = tuple(int(n) for n in newest[1]["inspect_evals"].split(".")[:2])
-    assert newest_version >= NEWEST_AT_LEAST
 
     # `gated` on the asset: the newest register's asset model takes it, the pinned one not yet
-    code, read, err = read_by_register(gated, newest_inspect_evals)
+    code, read, err = read_by_register(gated, NAME, newest_inspect_evals)
     assert code == 0, err
     assert read["asset"]["gated"] == "manual"
-    code, _, err = read_by_register(gated, None)
+    code, _, err = read_by_register(gated, NAME, None)
     assert code == 1 and "gated" in err

@@ -9,10 +9,13 @@ error on stderr with exit status 1."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 
 def main(entry: Path, name: str) -> int:
@@ -52,6 +55,19 @@ def main(entry: Path, name: str) -> int:
         )
     )
     return 0
+
+
+def read_by_register(entry: Path, name: str, path: Path | None) -> tuple[int, dict[str, Any], str]:
+    """The entry read by the inspect-evals at `path` (None: the one installed, pinned)."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.register_check", str(entry), name],
+        env=env, capture_output=True, text=True, timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    return done.returncode, json.loads(done.stdout or "{}"), done.stderr
 
 
 if __name__ == "__main__":

@@ -170,8 +170,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     app = BuildServer(args.build).app()
     count = len(tokens_of(args.build))
-    print(f"serving {args.build} to {count} link(s) at http://{args.host}:{args.port}/b/<token>")
-    run_server(app, args.host, args.port)
+    serving = f"serving {args.build} to {count} link(s) at http://{args.host}:{args.port}/b/<token>"
+    run_server(app, args.host, args.port, serving)
     return 0
 
 
@@ -267,7 +267,7 @@ def run_export(args: argparse.Namespace) -> int:
     from hss_inspect.construction.export import export_release
     from hss_inspect.construction.funnel import funnel
 
-    store.canary_of(args.build)  # a build made before canaries gains one, kept
+    canary = store.canary_of(args.build)  # a build made before canaries gains one, kept
     settings = store.settings_of(args.build)
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"
@@ -279,7 +279,8 @@ def run_export(args: argparse.Namespace) -> int:
                              baseline)  # fmt: skip
     print(
         f"wrote {len(written.rows)} admitted task(s) and {written.media_bytes / 1e6:.1f} MB of "
-        f"media to {args.out} (rows, checksums.sha256, README.md); evaluate with: inspect eval "
+        f"media to {args.out} (rows, checksums.sha256, README.md), each file holding the "
+        f"canary GUID {canary}; evaluate with: inspect eval "
         f"hss_inspect/hss -T dataset={args.out} --model <model> --model-role grader=<judge>"
     )
     for line in baseline:

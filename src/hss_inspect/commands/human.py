@@ -92,10 +92,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     app = StudyServer(args.study).app()
     count = len(tokens_of(args.study))
-    print(
+    serving = (
         f"serving {args.study} to {count} annotator(s) at http://{args.host}:{args.port}/a/<token>"
     )
-    run_server(app, args.host, args.port)
+    run_server(app, args.host, args.port, serving)
     return 0
 
 

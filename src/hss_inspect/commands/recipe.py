@@ -11,6 +11,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+# Loaded before core.errors, so its SetupError is Inspect's PrerequisiteError in the evals
+# this command runs in its own process (a command that runs none does not load Inspect).
+import inspect_ai  # noqa: F401
+
 from hss_inspect.commands.arguments import add_pairs_argument, named_pairs
 from hss_inspect.core.command_line import inspect_score_command
 from hss_inspect.core.errors import InputError

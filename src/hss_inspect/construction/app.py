@@ -104,19 +104,21 @@ class BuildServer:
         person = self.person(request)
         if person.role == "reviewer":
             return await self.review(request, person)
+        shown = request.query_params.get("pool", "free")
+        shown = shown if shown in store.POOL_SHOWN else "free"
+        first = max(0, whole_or_zero(request.query_params.get("from", "")))
         tasks = await web.blocking(store.tasks_of_author, self.build, person.name)
-        pool = await web.blocking(store.pool_items, self.build)
+        pool = await web.blocking(store.pool_page, self.build, shown, first, pages.POOL_ROWS)
         notes = await web.blocking(item_notes, self.build)
-        return web.html(pages.author_home(self.base(request), person.name, tasks, pool, notes))
+        body = pages.author_home(self.base(request), person.name, tasks, pool, shown, notes)
+        return web.html(body)
 
     async def item_page(self, request: Any) -> Any:
         person = self.person(request, "author")
         item = self.items.get(request.path_params["item_id"])
         if item is None:
             raise web.not_found()
-        pool = await web.blocking(store.pool_items, self.build)
-        owner = {i.item_id: (task, author) for i, task, author in pool}
-        task_id, author = owner[item.item_id]
+        task_id, author = await web.blocking(store.item_owner, self.build, item.item_id)
         base = self.base(request)
         if task_id is not None and author == person.name:
             return web.redirect(f"{base}/task/{task_id}")
@@ -315,6 +317,10 @@ class BuildServer:
         item = await self.allowed_item(request)
         frames = self.frames if item.media_type == "video" else None
         return await web.frame_response(frames, self.pool / item.path, request.path_params["index"])
+
+
+def whole_or_zero(text: str) -> int:
+    return int(text) if text.isdigit() else 0
 
 
 def slot_of(form: Any) -> tuple[str, int, int]:

@@ -59,6 +59,16 @@ def rows_of(path: Path, query: str, parameters: tuple[Any, ...] = ()) -> list[An
         return db.execute(query, parameters).fetchall()
 
 
+def latest_answers(path: Path, columns: str, rest: str) -> list[Any]:
+    """`columns` of the blind answers (`b`) to each task's latest submitted revision, with
+    their task (`t`) and grade (`g`, when graded); `rest` narrows, groups and orders."""
+    return rows_of(
+        path,
+        f"SELECT {columns} FROM blind_answers b JOIN tasks t ON t.task_id = b.task_id "
+        f"{GRADE_JOIN} WHERE b.revision = {LATEST} {rest}",
+    )
+
+
 def asks_blind_answers(path: Path) -> bool:
     return bool(store.settings_of(path).get(SETTING, False))
 
@@ -113,15 +123,9 @@ def human_answers(path: Path, tasks: Collection[str]) -> list[HumanAnswer]:
     dataset they are graded on), as `hss_human` grades people's answers (the reviewer as
     the annotator)."""
     view = str(store.settings_of(path)["view"])
-    rows = [
-        row
-        for row in rows_of(
-            path,
-            "SELECT b.task_id, b.reviewer, b.answer, b.confidence, b.seconds, b.submitted_at "
-            f"FROM blind_answers b WHERE b.revision = {LATEST} ORDER BY b.task_id, b.round",
-        )
-        if row[0] in tasks
-    ]
+    columns = "b.task_id, b.reviewer, b.answer, b.confidence, b.seconds, b.submitted_at"
+    found = latest_answers(path, columns, "ORDER BY b.task_id, b.round")
+    rows = [row for row in found if row[0] in tasks]
     if not rows:
         raise InputError(
             f"-T answers={path}: the build holds no blind answer to the latest revision of "
@@ -205,31 +209,18 @@ def store_grades(
 def task_answers(path: Path) -> list[TaskAnswers]:
     """Per task with a blind answer to its latest submitted revision: answers, graded, met."""
     columns = "b.task_id, t.state, COUNT(*), COUNT(g.passed), COALESCE(SUM(g.passed), 0)"
-    rows = latest_graded(path, columns, "GROUP BY b.task_id ORDER BY b.task_id")
+    rows = latest_answers(path, columns, "GROUP BY b.task_id ORDER BY b.task_id")
     return [TaskAnswers(*row) for row in rows]
 
 
 def admitted_grades(path: Path) -> list[Grade]:
     """Every graded blind answer to an admitted task's admitted revision."""
-    rows = latest_graded(
-        path,
-        "b.task_id, g.passed, g.rubric, g.judge",
-        "AND t.state = 'admitted' AND g.passed IS NOT NULL ORDER BY b.task_id, b.round",
-    )
+    rest = "AND t.state = 'admitted' AND g.passed IS NOT NULL ORDER BY b.task_id, b.round"
+    rows = latest_answers(path, "b.task_id, g.passed, g.rubric, g.judge", rest)
     return [
         Grade(task_id, bool(passed), float(rubric or 0.0), judge)
         for task_id, passed, rubric, judge in rows
     ]
-
-
-def latest_graded(path: Path, columns: str, rest: str) -> list[Any]:
-    """`columns` of the blind answers to each task's latest submitted revision (b), with
-    their task (t) and grade (g, if any); `rest`: more conditions, the grouping, the order."""
-    return rows_of(
-        path,
-        f"SELECT {columns} FROM blind_answers b JOIN tasks t ON t.task_id = b.task_id "
-        f"{GRADE_JOIN} WHERE b.revision = {LATEST} {rest}",
-    )
 
 
 def answers_if_asked(path: Path) -> list[TaskAnswers] | None:

@@ -4,7 +4,8 @@ authored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -14,15 +15,26 @@ from hss_inspect.construction import store
 from hss_inspect.construction.canary import SETTING as CANARY
 from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import check_enough_reviewers
-from hss_inspect.construction.pool import PoolItem, PoolScan, scan_pool
+from hss_inspect.construction.pool import (
+    PoolItem,
+    PoolScan,
+    media_type_of,
+    scan_pool,
+    unreadable,
+)
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.text_repeats import flag_repeated_text
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.options import option_values
 from hss_inspect.core.settings import MediaSettings
-from hss_inspect.data.rows import TaskRow, parse_rows
-from hss_inspect.web.media import Shown, prepare_shown
+from hss_inspect.data.rows import (
+    DatasetError,
+    TaskRow,
+    error_summary,
+    read_rows,
+    report_unknown_taxonomy,
+)
 
 # Where `hss-inspect build serve` listens unless told otherwise (beside a study's 8765).
 DEFAULT_PORT = 8766
@@ -70,6 +82,8 @@ def prepare_pool_media(
     pool: Path, items: Sequence[PoolItem], view: str, media: MediaSettings, jobs: int
 ) -> str:
     """What the pages will show, prepared ahead (`web.media.prepare_shown`)."""
+    from hss_inspect.web.media import Shown, prepare_shown  # loads Inspect: not for `import`
+
     shown = [Shown(item.item_id, item.media_type, item.path) for item in items]
     # a module function, not a lambda: the frames view sends it to worker processes
     return prepare_shown(shown, partial(pool_file, pool), view, media, jobs)
@@ -90,34 +104,95 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
     check_enough_reviewers(reviewers, [author], rules().rounds)
     if not tasks_file.is_file():
         raise InputError(f"{tasks_file}: no such file; give a JSONL file of tasks")
-    with tasks_file.open(encoding="utf-8") as handle:
-        rows = parse_rows(handle, str(tasks_file))
-    items = [item for item, _, _ in store.pool_items(path)]
-    item_ids = [pool_item_of(row, items, tasks_file).item_id for row in rows]
-    created = store.import_rows(path, rows, item_ids, author, now)
+    rows = read_tasks(tasks_file, store.pool_items(path), Path(store.settings_of(path)["pool"]))
+    created = store.import_rows(path, [row for row, _ in rows], [i for _, i in rows], author, now)
     flag_repeated_text(path, created)
     return created
 
 
-def pool_item_of(row: TaskRow, items: Sequence[PoolItem], source: Path) -> PoolItem:
-    """The pool item a row names: by its path in the pool (with or without a leading
-    `media/`), else by its file name when one item alone has it."""
-    wanted = PurePosixPath(row.media_path)
-    candidates = {str(wanted)}
-    if wanted.parts and wanted.parts[0] == "media":
-        candidates.add(str(PurePosixPath(*wanted.parts[1:])))
-    found = [item for item in items if item.path in candidates]
+def read_tasks(
+    tasks_file: Path, pool_items: Sequence[tuple[PoolItem, Any, Any]], pool: Path
+) -> list[tuple[TaskRow, str]]:
+    """Each row of the file with the id of the pool item it names; else one error listing
+    every bad row of the whole file (as the dataset loader does), so one fix does for all."""
+    with tasks_file.open(encoding="utf-8") as handle:
+        numbered, errors = read_rows(handle, str(tasks_file))
+    index = PoolIndex.of(item for item, _, _ in pool_items)
+    found: list[tuple[TaskRow, str]] = []
+    faults = list(errors)
+    for number, row in numbered:
+        item, why = pool_item_of(row, index, pool)
+        if item is None:
+            faults.append((number, f"{tasks_file} line {number}: task {row.task_id}: {why}"))
+        else:
+            found.append((row, item.item_id))
+    if faults:
+        listed = [fault for _, fault in sorted(faults)]
+        remedy = "nothing is imported until every row is good"
+        raise DatasetError(error_summary(listed, str(tasks_file), remedy))
     if not found:
-        found = [item for item in items if PurePosixPath(item.path).name == wanted.name]
+        raise InputError(f"{tasks_file}: no rows; give a JSONL file of tasks")
+    report_unknown_taxonomy([row for row, _ in found], str(tasks_file))
+    return found
+
+
+@dataclass(frozen=True)
+class PoolIndex:
+    """The pool's items by path and by file name: a row finds its item in constant time,
+    so an import's cost grows with its rows, not with the pool."""
+
+    by_path: dict[str, PoolItem]
+    by_name: dict[str, list[PoolItem]]
+
+    @classmethod
+    def of(cls, items: Iterable[PoolItem]) -> PoolIndex:
+        by_path: dict[str, PoolItem] = {}
+        by_name: dict[str, list[PoolItem]] = {}
+        for item in items:
+            by_path[item.path] = item
+            by_name.setdefault(PurePosixPath(item.path).name, []).append(item)
+        return cls(by_path, by_name)
+
+
+def pool_item_of(row: TaskRow, index: PoolIndex, pool: Path) -> tuple[PoolItem | None, str]:
+    """The pool item a row names: by its path in the pool (with or without a leading
+    `media/`), else by its file name when one item alone has it; else None and why."""
+    wanted = PurePosixPath(row.media_path)
+    candidates = [str(wanted)]
+    if wanted.parts and wanted.parts[0] == "media":
+        candidates.append(str(PurePosixPath(*wanted.parts[1:])))
+    found = [index.by_path[c] for c in dict.fromkeys(candidates) if c in index.by_path]
+    if not found:
+        found = index.by_name.get(wanted.name, [])
     if len(found) != 1:
+        skipped = next((why for c in candidates if (why := skipped_why(pool, c))), "")
+        if skipped:
+            return None, (
+                f"media_path {row.media_path!r} is in the pool folder, but the build skipped it "
+                f"when it was made: {skipped}"
+            )
         how = "no file" if not found else f"{len(found)} files"
-        raise InputError(
-            f"{source}: task {row.task_id}: media_path {row.media_path!r} names {how} of "
-            "the pool; give the file's path inside the pool folder"
+        return None, (
+            f"media_path {row.media_path!r} names {how} of the pool; give the file's path "
+            "inside the pool folder"
         )
     if found[0].media_type != row.media_type:
-        raise InputError(
-            f"{source}: task {row.task_id}: {found[0].path} is a {found[0].media_type} "
-            f"file, but the row says media_type {row.media_type}"
+        return None, (
+            f"{found[0].path} is a {found[0].media_type} file, but the row says media_type "
+            f"{row.media_type}"
         )
-    return found[0]
+    return found[0], ""
+
+
+def skipped_why(pool: Path, relative: str) -> str:
+    """Why a file in the pool folder is not in the build's pool ('' if there is no such
+    file): not media by its suffix, hidden, or it does not open."""
+    path = pool / relative
+    if not path.is_file():
+        return ""
+    kind = media_type_of(path)
+    if kind is None:
+        return f"not an image or clip by its suffix ({path.suffix or 'none'})"
+    if any(part.startswith(".") for part in PurePosixPath(relative).parts):
+        return "a hidden file"
+    return unreadable(path, kind) or "it opens now: it was added or mended after the build was made"

@@ -23,7 +23,7 @@ from hss_inspect.construction.canary import SETTING as CANARY
 from hss_inspect.construction.canary import canary_text, mark_media
 from hss_inspect.construction.funnel import Funnel
 from hss_inspect.construction.funnel_report import STAGE_HEADER, stage_rows, summary_line
-from hss_inspect.construction.pool import PoolItem
+from hss_inspect.construction.pool import PoolItem, media_type_of
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.store import TaskView
 from hss_inspect.core.errors import InputError
@@ -31,6 +31,7 @@ from hss_inspect.core.markdown import table
 from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
 from hss_inspect.data.release import ROWS_FILE
 from hss_inspect.data.rows import TaskRow, row_record
+from hss_inspect.web.media import remux_without_audio
 
 CHECKSUMS_FILE = "checksums.sha256"
 CARD_FILE = "README.md"
@@ -71,12 +72,22 @@ def write_release(
         target = out / row.media_path
         target.parent.mkdir(parents=True, exist_ok=True)
         place(pool / item.path, target)
-        size += item.bytes
+        size += target.stat().st_size
     return Written(rows, size)
 
 
 def copy_file(source: Path, target: Path) -> None:
     shutil.copy2(source, target)
+
+
+def copy_as_reviewed(source: Path, target: Path) -> None:
+    """A file of the release as its reviewers were shown it: an image as it is, a clip
+    without its audio track (a remux of its video packets, not a re-encode): the pages
+    serve clips silent, so a track nobody reviewed is never released."""
+    if media_type_of(source) == "video":
+        remux_without_audio(source, target)
+    else:
+        copy_file(source, target)
 
 
 def link_file(source: Path, target: Path) -> None:
@@ -121,7 +132,7 @@ def export_release(
             "where the tasks stand)"
         )
     canary = str(settings[CANARY])
-    written = write_release(tasks, pool, out, copy_file, canary)
+    written = write_release(tasks, pool, out, copy_as_reviewed, canary)
     for media_path in sorted({row.media_path for row in written.rows}):
         mark_media(out / media_path, canary)
     write_checksums(out, written.rows, canary)
@@ -192,12 +203,32 @@ def dataset_card(
         table(["domain", "subdomain", *MEDIA_TYPES, "tasks"], taxonomy_rows(rows)),
         "## How it was built",
         table(["setting", "value"], settings_rows(settings, funnel, exported)),
+        *reviewed_view_lines(settings, rows),
         f"`{CHECKSUMS_FILE}` holds the SHA-256 of the rows file and of every media file "
         f"(`sha256sum -c {CHECKSUMS_FILE}`).",
         "## Canary",
         canary_section(str(settings[CANARY])),
     ]
     return card_header(title, len(rows)) + "\n" + "\n\n".join(body) + "\n"
+
+
+def reviewed_view_lines(settings: dict[str, Any], rows: Sequence[TaskRow]) -> list[str]:
+    """What reviewers were shown of the clips, where it is not the clip as released."""
+    if not any(row.media_type == "video" for row in rows):
+        return []
+    lines = [
+        "Each clip is released without its audio track, as the review pages played it: the "
+        "track was never reviewed, and the tasks are about what is seen."
+    ]
+    if settings["view"] == "frames":
+        media = settings["media"]
+        lines.append(
+            "Reviewers judged each clip by the frames a model is sent (`--view frames`: "
+            f"fps {media['fps']}, max_frames {media['max_frames']}, frame_side "
+            f"{media['frame_side']}), not by the clip played: what happens between those "
+            "frames was not reviewed."
+        )
+    return lines
 
 
 def canary_section(guid: str) -> str:

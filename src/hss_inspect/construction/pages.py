@@ -16,7 +16,7 @@ from hss_inspect.construction.authoring import (
 )
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, rules
-from hss_inspect.construction.store import Flag, ReviewSlot, TaskView
+from hss_inspect.construction.store import Flag, PoolPage, ReviewSlot, TaskView
 from hss_inspect.core.taxonomy import DOMAINS
 from hss_inspect.web.media import ShownFrames
 from hss_inspect.web.pages import ONCE, escape, media_html, page
@@ -72,23 +72,51 @@ def author_home(
     base: str,
     name: str,
     tasks: Sequence[TaskView],
-    pool: Sequence[tuple[PoolItem, str | None, str | None]],
+    pool: PoolPage,
+    shown: str,
     notes: Mapping[str, str] | None = None,
 ) -> str:
     returned = [t for t in tasks if t.state == "returned"]
     drafts = [t for t in tasks if t.state == "draft"]
     others = [t for t in tasks if t.state not in ("returned", "draft")]
-    free = sum(task is None for _, task, _ in pool)
-    parts = [header("author", name, f"{len(pool) - free} of {len(pool)} pool items taken")]
+    taken = pool.items - pool.free
+    parts = [header("author", name, f"{taken} of {pool.items} pool items taken")]
     if returned:
         parts.append("<h2>Returned to you for revision</h2>" + task_list(base, returned))
     parts.append("<h2>Your drafts</h2>" + (task_list(base, drafts) if drafts else "<p>None.</p>"))
     if others:
         parts.append("<h2>Submitted</h2>" + task_list(base, others))
     parts.append(
-        f"<h2>The media pool</h2><p>{free} free.</p>" + pool_table(base, name, pool, notes)
+        f"<h2>The media pool</h2><p>{pool.free} free of {pool.items}. {pool_choice(base, shown)}"
+        f"</p>{pool_table(base, name, pool.rows, notes)}{pager(base, shown, pool)}"
     )
     return page(f"HSS build: {name}", "".join(parts), STYLE)
+
+
+# Pool items an author's home lists a page (a pool of 10,000 on one page is megabytes).
+POOL_ROWS = 200
+
+
+def pool_choice(base: str, shown: str) -> str:
+    """Links to list the free items, or all of them (free first)."""
+    names = {"free": "the free items", "all": "all items, free first"}
+    return "Listed: " + ", ".join(
+        f"<b>{text}</b>" if key == shown else f'<a href="{base}?pool={key}">{text}</a>'
+        for key, text in names.items()
+    )
+
+
+def pager(base: str, shown: str, pool: PoolPage) -> str:
+    """Where the page's rows sit among those listed, and links to the pages around it."""
+    if pool.listed <= POOL_ROWS:
+        return ""
+    last = pool.first + len(pool.rows)
+    links = [
+        f'<a href="{base}?pool={shown}&amp;from={start}">{text}</a>'
+        for start, text in ((max(0, pool.first - POOL_ROWS), "previous"), (last, "next"))
+        if start != pool.first and start < pool.listed
+    ]
+    return f"<p>{pool.first + 1}-{last} of {pool.listed}. {' '.join(links)}</p>"
 
 
 def task_list(base: str, tasks: Sequence[TaskView]) -> str:

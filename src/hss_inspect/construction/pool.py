@@ -7,9 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import av
-from PIL import Image
-
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif")
 VIDEO_SUFFIXES = (".mp4", ".mov", ".m4v", ".mpeg", ".mpg", ".webm", ".mkv")
 
@@ -58,6 +55,9 @@ def scan_pool(folder: Path) -> PoolScan:
 
 def unreadable(path: Path, media_type: str) -> str:
     """Why the file cannot be shown as its kind ('' when it can)."""
+    import av  # only a scan opens files: the build's other commands start without PyAV
+    from PIL import Image
+
     try:
         if media_type == "image":
             with Image.open(path) as image:

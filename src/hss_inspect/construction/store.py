@@ -109,10 +109,21 @@ CREATE TABLE IF NOT EXISTS edit_marks (
 );
 """
 ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA
-BUILD = store.StoreKind("build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA)
+# The indexes of the lookups a page makes at every request (a reviewer's rounds, an
+# author's tasks, the Edits' feedback), made in a build of any version when first opened.
+INDEXES = """
+CREATE INDEX IF NOT EXISTS reviews_by_reviewer ON reviews (reviewer, verdict);
+CREATE INDEX IF NOT EXISTS tasks_by_author ON tasks (author);
+CREATE INDEX IF NOT EXISTS edit_reviews ON reviews (task_id) WHERE verdict = 'edit';
+"""
+BUILD = store.StoreKind(
+    "build", SCHEMA, BUILD_TABLES, "hss-inspect build new", ADDED_SCHEMA + INDEXES
+)
 # A connection in one transaction; the file checked to be a build first (an InputError
 # saying what it is and what to do); the build's settings.
 connect, check_build, settings_of = BUILD.connect, BUILD.check, BUILD.settings
+# A connection in one read-only transaction: it waits for no writer.
+reading = BUILD.reading
 ROLES = ("author", "reviewer")
 # Where an imported task came from, beside tasks authored on the build's pages.
 AUTHORED, IMPORTED = "authored", "imported"
@@ -163,7 +174,7 @@ def canary_of(path: Path) -> str:
 
 
 def tokens_of(path: Path) -> dict[Person, str]:
-    with connect(path) as db:
+    with reading(path) as db:
         rows = db.execute("SELECT name, role, token FROM people ORDER BY role, name").fetchall()
     return {Person(name, role): token for name, role, token in rows}
 
@@ -177,12 +188,50 @@ def names_of(path: Path, role: str) -> list[str]:
 
 def pool_items(path: Path) -> list[tuple[PoolItem, str | None, str | None]]:
     """Every item, with the task that took it and that task's author (None: free)."""
-    with connect(path) as db:
-        rows = db.execute(
-            "SELECT i.item_id, i.path, i.media_type, i.bytes, t.task_id, t.author "
-            "FROM items i LEFT JOIN tasks t USING (item_id) ORDER BY i.item_id"
-        ).fetchall()
+    with reading(path) as db:
+        rows = db.execute(f"{POOL_QUERY} ORDER BY i.rowid").fetchall()
     return [(PoolItem(*row[:4]), row[4], row[5]) for row in rows]
+
+
+POOL_QUERY = (
+    "SELECT i.item_id, i.path, i.media_type, i.bytes, t.task_id, t.author "
+    "FROM items i LEFT JOIN tasks t USING (item_id)"
+)
+# What an author's home lists of the pool: the free items, or all of them, free first.
+POOL_SHOWN = ("free", "all")
+
+
+@dataclass(frozen=True)
+class PoolPage:
+    """One page of the pool as an author's home lists it, and the pool's counts."""
+
+    rows: list[tuple[PoolItem, str | None, str | None]]
+    first: int  # the place of the page's first row among those listed (0: the first)
+    listed: int  # the items the choice lists, on every page
+    items: int
+    free: int
+
+
+def pool_page(path: Path, shown: str, first: int, size: int) -> PoolPage:
+    """`size` items from the `first`, of the free items (`shown` "free") or of all the
+    pool's, free first ("all"), each in the pool's order."""
+    where = "WHERE t.task_id IS NULL " if shown == "free" else ""
+    with reading(path) as db:
+        (items,) = db.execute("SELECT COUNT(*) FROM items").fetchone()
+        (taken,) = db.execute("SELECT COUNT(*) FROM tasks").fetchone()
+        rows = db.execute(
+            f"{POOL_QUERY} {where}ORDER BY t.task_id IS NOT NULL, i.rowid LIMIT ? OFFSET ?",
+            (size, first),
+        ).fetchall()
+    listed = items - taken if shown == "free" else items
+    found = [(PoolItem(*row[:4]), row[4], row[5]) for row in rows]
+    return PoolPage(found, first, listed, items, items - taken)
+
+
+def item_owner(path: Path, item_id: str) -> tuple[str | None, str | None]:
+    """The task that took the item and its author ((None, None): free)."""
+    found = store.rows(path, "SELECT task_id, author FROM tasks WHERE item_id = ?", (item_id,))
+    return (found[0][0], found[0][1]) if found else (None, None)
 
 
 def items_by_id(path: Path) -> dict[str, PoolItem]:
@@ -210,35 +259,74 @@ class TaskView:
     drop: ReviewSlot | None = None  # the verdict that dropped it, with its reason
 
 
-def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
-    row = db.execute(
-        "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
-        "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
-        "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
-        "FROM tasks t JOIN items i USING (item_id) "
-        "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision "
-        "WHERE t.task_id = ?",
-        (task_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    edits = [
-        ReviewSlot(*slot)
-        for slot in db.execute(
-            f"SELECT {SLOT_COLUMNS} FROM reviews WHERE task_id = ? AND verdict = 'edit' AND "
-            "revision = (SELECT MAX(revision) FROM revisions WHERE task_id = ? "
-            "AND submitted_at IS NOT NULL)",
-            (task_id, task_id),
+# A task's view: the task, its item, its latest revision (none yet: empty texts).
+VIEW_QUERY = (
+    "SELECT t.task_id, i.item_id, i.path, i.media_type, i.bytes, t.author, t.round, "
+    "t.state, t.revision, t.origin, COALESCE(r.subdomain, ''), COALESCE(r.prompt, ''), "
+    "COALESCE(r.reference, ''), COALESCE(r.criteria, '[]'), r.submitted_at "
+    "FROM tasks t JOIN items i USING (item_id) "
+    "LEFT JOIN revisions r ON r.task_id = t.task_id AND r.revision = t.revision"
+)
+# The Edits of each task's latest submitted revision (`v`, of the tasks `t`).
+EDITS_OF_LATEST = (
+    "FROM reviews v JOIN tasks t ON t.task_id = v.task_id WHERE v.verdict = 'edit' AND "
+    "v.revision = (SELECT MAX(r.revision) FROM revisions r WHERE r.task_id = v.task_id "
+    "AND r.submitted_at IS NOT NULL)"
+)
+
+
+def task_views(
+    db: sqlite3.Connection, where: str = "1", parameters: tuple[Any, ...] = ()
+) -> list[TaskView]:
+    """The views of the tasks `t` meeting `where`, in task order, in four queries whatever
+    their number (a page, `status` and `funnel` read thousands)."""
+    slots = f"SELECT {qualified_slot()}"
+    edits: dict[str, list[ReviewSlot]] = {}
+    for row in db.execute(f"{slots} {EDITS_OF_LATEST} AND {where} ORDER BY v.round", parameters):
+        edits.setdefault(row[0], []).append(ReviewSlot(*row))
+    marks: dict[str, list[str]] = {}
+    for task_id, criterion in db.execute(
+        "SELECT v.task_id, m.criterion FROM edit_marks m JOIN (SELECT v.* "
+        f"{EDITS_OF_LATEST} AND {where}) v ON m.task_id = v.task_id AND "
+        "m.revision = v.revision AND m.round = v.round ORDER BY v.round, m.rowid",
+        parameters,
+    ):
+        marks.setdefault(task_id, []).append(criterion)
+    drops: dict[str, ReviewSlot] = {}
+    for row in db.execute(
+        f"{slots} FROM reviews v JOIN tasks t ON t.task_id = v.task_id WHERE v.verdict = "
+        f"'drop' AND t.state = 'dropped' AND {where} ORDER BY v.revision, v.round",
+        parameters,
+    ):
+        drops[row[0]] = ReviewSlot(*row)  # the latest holds
+    rows = db.execute(f"{VIEW_QUERY} WHERE {where} ORDER BY t.task_id", parameters)
+    return [
+        TaskView(
+            row[0],
+            PoolItem(*row[1:5]),
+            author=row[5],
+            round=row[6],
+            state=row[7],
+            revision=row[8],
+            origin=row[9],
+            submitted=row[14] is not None,
+            draft=Draft(row[10], row[11], row[12], criteria_of(row[13])),
+            feedback=tuple(e.feedback or "" for e in edits.get(row[0], ())),
+            about=tuple(marks.get(row[0], ())),
+            drop=drops.get(row[0]),
         )
+        for row in rows
     ]
-    draft = Draft(row[10], row[11], row[12], criteria_of(row[13]))
-    return TaskView(
-        row[0], PoolItem(*row[1:5]), author=row[5], round=row[6], state=row[7],
-        revision=row[8], origin=row[9], draft=draft, submitted=row[14] is not None,
-        feedback=tuple(e.feedback or "" for e in edits),
-        about=tuple(c for e in edits for c in edit_marks(db, e)),
-        drop=dropped_by(db, task_id) if row[7] == "dropped" else None,
-    )  # fmt: skip
+
+
+def qualified_slot() -> str:
+    """The columns of a ReviewSlot, of the reviews `v` (joined with the tasks `t`)."""
+    return ", ".join(f"v.{column.strip()}" for column in SLOT_COLUMNS.split(","))
+
+
+def task_view(db: sqlite3.Connection, task_id: str) -> TaskView | None:
+    found = task_views(db, "t.task_id = ?", (task_id,))
+    return found[0] if found else None
 
 
 def edit_marks(db: sqlite3.Connection, slot: ReviewSlot) -> tuple[str, ...]:
@@ -261,16 +349,13 @@ def dropped_by(db: sqlite3.Connection, task_id: str) -> ReviewSlot | None:
 
 
 def view_of(path: Path, task_id: str) -> TaskView | None:
-    with connect(path) as db:
+    with reading(path) as db:
         return task_view(db, task_id)
 
 
 def tasks_of_author(path: Path, author: str) -> list[TaskView]:
-    with connect(path) as db:
-        ids = db.execute(
-            "SELECT task_id FROM tasks WHERE author = ? ORDER BY task_id", (author,)
-        ).fetchall()
-        return [view for (task_id,) in ids if (view := task_view(db, task_id)) is not None]
+    with reading(path) as db:
+        return task_views(db, "t.author = ?", (author,))
 
 
 def save_draft(
@@ -542,9 +627,8 @@ class Flag:
 
 def awaiting_review(path: Path) -> list[TaskView]:
     """The tasks in review, at their revision under review."""
-    with connect(path) as db:
-        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'review' ORDER BY task_id")
-        return [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+    with reading(path) as db:
+        return task_views(db, "t.state = 'review'")
 
 
 def checked(path: Path) -> set[tuple[str, int, str, str]]:
@@ -595,9 +679,8 @@ class TaskHistory:
 
 
 def histories(path: Path) -> list[TaskHistory]:
-    with connect(path) as db:
-        ids = [task_id for (task_id,) in db.execute("SELECT task_id FROM tasks ORDER BY task_id")]
-        views = [view for task_id in ids if (view := task_view(db, task_id)) is not None]
+    with reading(path) as db:
+        views = task_views(db)
         times: dict[str, list[RevisionTimes]] = {}
         for task_id, *rest in db.execute(
             "SELECT task_id, revision, started_at, submitted_at FROM revisions "
@@ -617,9 +700,8 @@ def histories(path: Path) -> list[TaskHistory]:
 
 def admitted(path: Path) -> list[tuple[TaskView, PoolItem]]:
     """The admitted tasks at their admitted revision, with their items, in task order."""
-    with connect(path) as db:
-        ids = db.execute("SELECT task_id FROM tasks WHERE state = 'admitted' ORDER BY task_id")
-        views = [view for (task_id,) in ids.fetchall() if (view := task_view(db, task_id))]
+    with reading(path) as db:
+        views = task_views(db, "t.state = 'admitted'")
     return [(view, view.item) for view in views]
 
 

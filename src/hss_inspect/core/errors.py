@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import re
+import sys
 
-# Inspect prints a PrerequisiteError as its message alone, without a traceback; the class
-# has no public home in inspect-ai, so tests/test_errors.py pins this import.
-from inspect_ai._util.error import (
-    PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
-)
+if "inspect_ai" in sys.modules:
+    # Inspect prints a PrerequisiteError as its message alone, without a traceback; the
+    # class has no public home in inspect-ai, so tests/test_errors.py pins this import.
+    from inspect_ai._util.error import (
+        PrerequisiteError,  # inspect-evals-lint: ignore[private_api_imports] -- no public home; pinned by tests/test_errors.py
+    )
+else:
+    # A process that has not loaded Inspect (`hss-inspect build status`) is not made to
+    # load it (1-3 s) for this base: the hss-inspect command prints a SetupError as one
+    # line itself (commands.cli), and `inspect eval` has loaded Inspect before any task.
+    PrerequisiteError = Exception  # type: ignore[misc,assignment]
 
 
 class SetupError(PrerequisiteError):
@@ -16,8 +23,9 @@ class SetupError(PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        # PrerequisiteError keeps the message only as an attribute; str(error) needs args too.
-        self.args = (message,)
+        # PrerequisiteError keeps the message only as an attribute (set here too, for the
+        # base without Inspect); str(error) needs args too.
+        self.message, self.args = message, (message,)
 
     def __str__(self) -> str:
         return str(self.message)
@@ -41,23 +49,35 @@ class InputError(SetupError, ValueError):
 def prerequisite(error: BaseException) -> bool:
     """Whether an error is one the user fixes before a run: ours (SetupError), or Inspect's
     own (a missing key, a missing package), which Inspect prints without a traceback."""
-    return isinstance(error, PrerequisiteError)
+    return isinstance(error, prerequisite_types())
 
 
-def one_line(message: object) -> str:
-    """An error's message as one line: the rich markup Inspect writes in its own messages
-    (`[bold]ANTHROPIC_API_KEY[/bold]`) dropped, a paragraph's lines joined by spaces and
-    its paragraphs by colons, a leading "ERROR:" gone."""
+def prerequisite_types() -> tuple[type[BaseException], ...]:
+    """Ours, and Inspect's PrerequisiteError once Inspect is loaded (before, none of its
+    can have been raised; its class is then looked up, not imported)."""
+    loaded = sys.modules.get("inspect_ai._util.error")
+    return (SetupError,) if loaded is None else (SetupError, loaded.PrerequisiteError)
+
+
+def one_line(text: str) -> str:
+    """A message as one line: a paragraph's lines joined by spaces and its paragraphs by
+    colons, a leading "ERROR:" gone."""
+    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", text)]
+    return ": ".join(p for p in paragraphs if p).removeprefix("ERROR:").strip()
+
+
+def plain(message: object) -> str:
+    """A message Inspect wrote for its console, without its rich markup
+    (`[bold]ANTHROPIC_API_KEY[/bold]`)."""
     from rich.errors import MarkupError
     from rich.text import Text
 
+    if isinstance(message, Text):
+        return message.plain
     try:
-        text = Text.from_markup(message) if isinstance(message, str) else message
+        return Text.from_markup(str(message)).plain
     except MarkupError:  # brackets that are not markup: the message as written
-        text = str(message)
-    plain = text.plain if isinstance(text, Text) else str(text)
-    paragraphs = [" ".join(part.split()) for part in re.split(r"\n\s*\n", plain)]
-    return ": ".join(p for p in paragraphs if p).removeprefix("ERROR:").strip()
+        return str(message)
 
 
 def error_said(error: BaseException) -> str:
@@ -65,8 +85,8 @@ def error_said(error: BaseException) -> str:
     message (a missing key); else the error's type and first line."""
     if isinstance(error, SetupError):
         return str(error)
-    if isinstance(error, PrerequisiteError):
-        return one_line(error.message)
+    if isinstance(error, prerequisite_types()):
+        return one_line(plain(getattr(error, "message", error)))
     first = (str(error).strip().splitlines() or [""])[0]
     return f"{type(error).__name__}: {first}"
 
@@ -89,7 +109,7 @@ def inspect_said(output: str) -> str:
             found = _EXCEPTION_LINE.match(lines[at])
             if found:
                 rest = [lines[at][found.end() :], *lines[at + 1 :]]
-                return f"{found.group(1)}: {one_line(chr(10).join(rest))}"
+                return f"{found.group(1)}: {one_line(plain(chr(10).join(rest)))}"
     kept = "\n".join(line for line in lines if not line.startswith(_MONITOR))
     paragraphs = re.split(r"\n\s*\n", kept.strip())
     return one_line("\n\n".join(p for p in paragraphs if not p.startswith(_BANNER)))

@@ -131,8 +131,24 @@ def criterion_records(criteria: Sequence[Criterion]) -> list[dict[str, Any]]:
 
 def parse_rows(lines: Iterable[str], source: str) -> list[TaskRow]:
     """Every row of a JSONL text, or one DatasetError naming each bad row and its fault."""
-    rows: list[TaskRow] = []
-    errors: list[str] = []
+    numbered, errors = read_rows(lines, source)
+    if errors:
+        remedy = f"or point {spell('dataset')} at a good copy"
+        raise DatasetError(error_summary([e for _, e in errors], source, remedy))
+    rows = [row for _, row in numbered]
+    if not rows:
+        raise DatasetError(f"{source}: no rows; is this the HSS data/test.jsonl?")
+    report_unknown_taxonomy(rows, source)
+    return rows
+
+
+def read_rows(
+    lines: Iterable[str], source: str
+) -> tuple[list[tuple[int, TaskRow]], list[tuple[int, str]]]:
+    """The rows of a JSONL text that parse, and a line naming each one that does not
+    ("SOURCE line N: ..."), each with its line number."""
+    rows: list[tuple[int, TaskRow]] = []
+    errors: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -141,33 +157,32 @@ def parse_rows(lines: Iterable[str], source: str) -> list[TaskRow]:
         try:
             row = parse_row(json.loads(line))
         except json.JSONDecodeError as exc:
-            errors.append(f"{where}: not valid JSON at column {exc.colno} ({exc.msg})")
+            errors.append((number, f"{where}: not valid JSON at column {exc.colno} ({exc.msg})"))
             continue
         except DatasetError as exc:
-            errors.append(f"{where}: {exc}")
+            errors.append((number, f"{where}: {exc}"))
             continue
         if row.task_id in seen:
+            first = seen[row.task_id]
             errors.append(
-                f"{where}: duplicate task_id {row.task_id!r} (first on line {seen[row.task_id]})"
+                (number, f"{where}: duplicate task_id {row.task_id!r} (first on line {first})")
             )
             continue
         seen[row.task_id] = number
-        rows.append(row)
-    if errors:
-        raise DatasetError(_error_summary(errors, source))
-    if not rows:
-        raise DatasetError(f"{source}: no rows; is this the HSS data/test.jsonl?")
-    report_unknown_taxonomy(rows, source)
-    return rows
+        rows.append((number, row))
+    return rows, errors
 
 
-def _error_summary(errors: Sequence[str], source: str) -> str:
+def error_summary(errors: Sequence[str], source: str, remedy: str) -> str:
+    """Each bad row's line (the first 20), after what to do: fix or remove them, `remedy`
+    (what else the command offers); one bad row, one line."""
+    if len(errors) == 1:
+        return f"{errors[0]}; fix or remove the row ({remedy})"
     shown = "\n  ".join(errors[:_MAX_ERRORS_SHOWN])
     more = len(errors) - _MAX_ERRORS_SHOWN
     tail = f"\n  ... and {more} more" if more > 0 else ""
     return (
-        f"{len(errors)} invalid row(s) in {source}; fix or remove them "
-        f"(or point {spell('dataset')} at a good copy):\n  {shown}{tail}"
+        f"{len(errors)} invalid row(s) in {source}; fix or remove them ({remedy}):\n  {shown}{tail}"
     )
 
 

@@ -31,14 +31,14 @@ Reply = Callable[[list[Message]], Awaitable[str]]
 
 def judge_server_reply(environ: Mapping[str, str] = os.environ) -> Reply:
     """lmms-eval's judge server as the `reply` of a grading conversation."""
-    from lmms_eval.llm_judge import Request, ServerConfig, get_server
-
     model = environ.get(MODEL_VARIABLE, "")
     if not model:
         raise SetupError(
             f"HSS grades with a judge model: set {MODEL_VARIABLE} to it (and API_TYPE, "
             "OPENAI_API_KEY, OPENAI_API_URL for its server), as lmms-eval's judged tasks take it"
         )
+    from lmms_eval.llm_judge import Request, ServerConfig, get_server
+
     config = ServerConfig(model_name=model, temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
     server = get_server(environ.get(API_TYPE_VARIABLE, "openai").lower(), config)
 

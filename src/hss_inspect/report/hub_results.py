@@ -142,10 +142,15 @@ def why_not_covered(info: LogInfo, run: Run) -> str | None:
             "version of hss-inspect, which records it"
         )
     tasks = {r.task_id for r in run.records}
+    kinds = {"image": "images", "video": "clips"}
+    wholes = [f"all of them ({name})"] + [
+        f"all {size.media[media]} {kinds[media]} ({task_id})"
+        for task_id, media in leaderboards(name)
+        if media is not None and size.media[media]  # a dataset without clips has no such board
+    ]
     return (
         f"it has {len(tasks)} of the {size.tasks} tasks of {info.dataset}; a leaderboard "
-        f"takes all of them ({name}), all {size.media['image']} images ({name}_image) or "
-        f"all {size.media['video']} clips ({name}_video): run without --limit or filters"
+        f"takes {', '.join(wholes[:-1])} or {wholes[-1]}: run without --limit or filters"
     )
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from inspect_ai.log import EvalSampleSummary
+from inspect_ai.log import EvalLog, EvalSampleSummary
 
-from hss_inspect.core.errors import InputError
+from hss_inspect.core.errors import InputError, one_line
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.report.bill import Tokens, less_roles
 from hss_inspect.report.logs import DamagedLog, read_header, read_summaries, single_model_roles
@@ -62,7 +62,9 @@ def _pilot(path: str, model: str) -> Pilot:
         )
     samples = _finished(path, model)
     if not samples:
-        raise InputError(f"--pilot {path}: no finished sample of {model} to measure")
+        raise InputError(
+            f"--pilot {path}: no finished sample of {model} to measure{_why_none(path, header)}"
+        )
     roles = {role: config.model for role, config in single_model_roles(header).items()}
     output, reasoning = _output_by_media(samples, model, roles)
     judged = [s.role_usage[GRADER_ROLE] for s in samples if GRADER_ROLE in (s.role_usage or {})]
@@ -76,6 +78,17 @@ def _pilot(path: str, model: str) -> Pilot:
         durations=tuple(float(s.total_time) for s in samples if s.total_time),
         concurrency=_concurrency(samples),
     )
+
+
+def _why_none(path: str, header: EvalLog) -> str:
+    """Why a pilot finished no sample, as Inspect recorded it: the run's error, else the
+    first sample's ('' if neither holds one)."""
+    if header.error is not None:
+        return f"; the run ended in an error: {one_line(header.error.message)}"
+    errors = [s.error for s in read_summaries(path) if s.error]
+    if errors:
+        return f"; {len(errors)} sample(s) ended in an error, the first: {one_line(errors[0])}"
+    return ""
 
 
 def _finished(path: str, model: str) -> list[EvalSampleSummary]:

@@ -57,17 +57,21 @@ async def _in_thread(work: object) -> None:
     await anyio.to_thread.run_sync(work)  # type: ignore[arg-type]
 
 
+# The containers whose index can be moved to the start of the file (`movflags faststart`)
+_FASTSTART = (".mp4", ".m4v", ".mov")
+
+
 def remux_without_audio(source: Path, target: Path) -> None:
-    """Copy the video stream's packets, and nothing else, into a new file (no re-encoding),
-    with its index at the start so that a browser plays it before it has all of it."""
+    """Copy the video stream's packets, and nothing else, into a new file (no re-encoding)
+    of the container `target`'s suffix names; an MP4's index at the start, so that a browser
+    plays it before it has all of it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(prefix=".partial-", suffix=target.suffix, dir=target.parent)
     os.close(handle)
+    faststart = target.suffix.lower() in _FASTSTART
+    options = {"movflags": "faststart"} if faststart else {}
     try:
-        with (
-            av.open(str(source)) as inp,
-            av.open(staging, "w", format="mp4", options={"movflags": "faststart"}) as out,
-        ):
+        with av.open(str(source)) as inp, av.open(staging, "w", options=options) as out:
             video = inp.streams.video[0]
             copy = out.add_stream_from_template(video)
             for packet in inp.demux(video):

@@ -7,9 +7,11 @@ is sent) and the not-found page. Everything a person typed is escaped by the cal
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from hss_inspect.web.media import ShownFrames
+if TYPE_CHECKING:  # the media module loads Inspect: not for a command that shows no page
+    from hss_inspect.web.media import ShownFrames
 
 __all__ = ["ONCE", "escape", "media_html", "not_found_page", "page"]
 

@@ -5,17 +5,22 @@ answers anything unknown with no data, and starting the server."""
 
 from __future__ import annotations
 
+import errno
 import mimetypes
+import re
+import socket
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from hss_inspect.core.errors import InputError
-from hss_inspect.web.media import FrameStore, silent_clip
 from hss_inspect.web.pages import not_found_page
+
+if TYPE_CHECKING:  # the media module loads Inspect (its frames' labels): not for the parser
+    from hss_inspect.web.media import FrameStore
 
 T = TypeVar("T")
 # Where a server listens unless told otherwise: this machine only.
@@ -80,6 +85,8 @@ async def media_response(path: Path, media_type: str) -> Any:
     """An image as it is; a clip without its audio track (made once, then kept)."""
     from starlette.responses import FileResponse
 
+    from hss_inspect.web.media import silent_clip
+
     if media_type == "video":
         return FileResponse(await silent_clip(path), headers=MEDIA_HEADERS)
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -99,16 +106,69 @@ async def frame_response(frames: FrameStore | None, path: Path, index: int) -> A
 
 
 def check_installed(extra: str) -> None:
-    """One line naming the extra to install when the server's libraries are missing."""
+    """One line naming the extra to install when a package the pages need is missing (the
+    packages of the extra, as the package's metadata lists them): checked before any link
+    is handed out, as a missing python-multipart only shows when a form is sent (a 500,
+    and what was typed is lost)."""
+    missing = [name for name in extra_packages(extra) if not installed(name)]
+    if missing:
+        raise InputError(
+            f"the pages need {', '.join(missing)}, not installed: "
+            f'pip install "hss-inspect[{extra}]"'
+        )
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The distributions the package's optional extra `extra` requires."""
+    from importlib.metadata import requires
+
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    found = []
+    for requirement in requires("hss-inspect") or []:
+        name, _, markers = requirement.partition(";")
+        if marker.search(markers):
+            found.append(re.split(r"[\s<>=!~\[;]", name.strip(), maxsplit=1)[0])
+    return found
+
+
+def installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ModuleNotFoundError:
-        raise InputError(f"the server needs: pip install 'hss-inspect[{extra}]'") from None
+        version(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
 
 
-def run_server(app: Any, host: str, port: int) -> None:
-    """Serve `app` until stopped (Ctrl-C, or a signal)."""
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening at host:port, or one line naming --port: a port in use is found
+    before anything says the server is up."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn sets it
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(
+                f"port {port} is in use at {host} (another server, or this one already "
+                "running): choose another with --port"
+            ) from None
+        raise InputError(
+            f"cannot listen at {host}:{port} ({exc.strerror}): check --host and --port"
+        ) from None
+    listener.listen(2048)  # uvicorn's backlog
+    return listener
+
+
+def run_server(app: Any, host: str, port: int, serving: str) -> None:
+    """Serve `app` until stopped (Ctrl-C, or a signal); `serving` (the line with the
+    address) is printed once the socket is listening."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    listener = listening_socket(host, port)
+    print(serving, flush=True)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(config).run(sockets=[listener])

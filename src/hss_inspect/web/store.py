@@ -4,8 +4,10 @@ FULL), so a server killed at any moment keeps everything it acknowledged."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -98,30 +100,43 @@ def create(path: Path, schema: str, what: str) -> None:
 
 @contextmanager
 def transaction(
-    path: Path, check: Callable[[Path], None] | None = None
+    path: Path, check: Callable[[Path], None] | None = None, write: bool = True
 ) -> Iterator[sqlite3.Connection]:
     """A connection in one transaction, committed on leaving (rolled back on an error);
-    `check` first refuses a file that is not the store's kind."""
+    `check` first refuses a file that is not the store's kind. A read (`write` False)
+    waits for no writer (WAL); the writers of one process queue on a lock of their own
+    rather than on SQLite's busy wait, which sleeps up to 100 ms between tries."""
     if check is not None:
         check(path)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute("BEGIN IMMEDIATE")
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    finally:
-        db.close()
+    with _writer_lock(path) if write else contextlib.nullcontext():
+        db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            db.close()
+
+
+_writer_locks: dict[Path, threading.RLock] = {}
+_locks_lock = threading.Lock()
+
+
+def _writer_lock(path: Path) -> threading.RLock:
+    with _locks_lock:
+        return _writer_locks.setdefault(path.resolve(), threading.RLock())
 
 
 def rows(path: Path, query: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
-    with transaction(path) as db:
+    """The rows of a read-only query."""
+    with transaction(path, write=False) as db:
         return db.execute(query, parameters).fetchall()
 
 
@@ -154,6 +169,10 @@ class StoreKind:
         """A connection to a file of this kind in one transaction, committed on leaving."""
         return transaction(path, self.check)
 
+    def reading(self, path: Path) -> AbstractContextManager[sqlite3.Connection]:
+        """A connection in one read-only transaction: it waits for no writer (WAL)."""
+        return transaction(path, self.check, write=False)
+
     def settings(self, path: Path) -> dict[str, Any]:
-        with self.connect(path) as db:
+        with self.reading(path) as db:
             return {k: json.loads(v) for k, v in db.execute(f"SELECT key, value FROM {self.what}")}
