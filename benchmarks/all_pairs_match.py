@@ -6,78 +6,25 @@ matching against, and to check that both find the same pairs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from hss_inspect.media.fingerprint import LOOK_FPS, Look
+from hss_inspect.construction.media_match import (
+    CANDIDATE_STEP,
+    CROP_DISTANCE,
+    FRAME_CANDIDATE,
+    PICTURE_DISTANCE,
+    Match,
+    clip_match,
+)
+from hss_inspect.media.fingerprint import Look
 from hss_inspect.media.perceptual import SIZE, distances
 
-PICTURE_DISTANCE = 0.05
-CROP_DISTANCE = 0.06
-CLIP_DISTANCE = 0.05
-MIN_RUN_SECONDS = 3.0
-MIN_RUN_FRAMES = max(1, round(MIN_RUN_SECONDS * LOOK_FPS))
-# A clip pair is compared run by run only when some frame of one is this near a frame of
-# the other: a cheap first pass over every frame of every clip at once.
-FRAME_CANDIDATE = 0.1
-# ... probing one frame in every CANDIDATE_STEP: a run of MIN_RUN_FRAMES holds two.
-CANDIDATE_STEP = max(1, MIN_RUN_FRAMES // 2)
 # Images are compared in blocks of this many rows against this many looks' crops at once:
 # a few tens of MB of distances, whatever the pool's size.
 ROW_BLOCK = 512
 LOOK_BLOCK = 64
-
-
-@dataclass(frozen=True)
-class Match:
-    """`item` nearly repeats `other` (their keys): how, and how near (0 the same)."""
-
-    item: str
-    other: str
-    distance: float
-    how: str  # "same picture", "crop", "same clip", "cut"
-
-
-def picture_match(a: Look, b: Look) -> tuple[float, str] | None:
-    """How near two images are and how they relate, or None when neither rule holds."""
-    if a.blank or b.blank:
-        return None
-    found = _image_matches([("a", a)], [("b", b)], same=False)
-    return (found[0].distance, found[0].how) if found else None
-
-
-def clip_match(a: Look, b: Look) -> tuple[float, str] | None:
-    """The nearest run of frames the two clips share at the same pace, or None."""
-    found = best_run(a, b)
-    if found is None or found[0] > CLIP_DISTANCE:
-        return None
-    distance, length = found
-    seen_a, seen_b = int(a.seen.sum()), int(b.seen.sum())
-    how = "same clip" if length >= 0.9 * max(seen_a, seen_b) else "cut"
-    return distance, how
-
-
-def best_run(a: Look, b: Look) -> tuple[float, int] | None:
-    """The smallest mean frame distance over a diagonal run (one clip shifted against the
-    other), with the run's frame count; runs shorter than the rule's are not counted."""
-    if a.blank or b.blank:
-        return None
-    table = distances(a.hashes, b.hashes).astype(np.float64)
-    table[~a.seen, :] = np.nan
-    table[:, ~b.seen] = np.nan
-    shortest = min(MIN_RUN_FRAMES, int(a.seen.sum()), int(b.seen.sum()))
-    best: tuple[float, int] | None = None
-    for offset in range(-(len(a.hashes) - 1), len(b.hashes)):
-        run = np.diagonal(table, offset)
-        counted = run[~np.isnan(run)]
-        if len(counted) < shortest:
-            continue
-        mean = float(counted.mean())
-        if best is None or mean < best[0]:
-            best = (mean, len(counted))
-    return best
 
 
 def find_matches(

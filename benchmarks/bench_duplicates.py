@@ -6,15 +6,18 @@ of photos and clips, some of them re-encodes, crops or cuts of a reference relea
    a full decode (PyAV, each frame converted at its size); ratio of medians per clip. An
    image's look, cold, and any look read back from the cache (warm), per file.
 2. The matching (`construction.media_match.find_matches`), the pool within itself and
-   against the release, on the files' looks; and on looks of the paper's scale (random
-   looks shaped as real ones: a pool of half photos and half 60 s clips, against 522
-   items, 288 photos and 234 clips), which needs no decoding; the cost against the release
-   grows with the pool, within the pool with its square, so a 10,000-item pool's is
-   extrapolated from a 2,000-item one.
+   against the release, on the files' looks; and on random looks shaped as real ones,
+   which need no decoding: a pool of half photos and half 60 s clips against 522 items
+   (288 photos and 234 clips), and a pool of 9 photos in 10 and 20 s clips within itself,
+   at 2,000 items side by side with the old all-pairs path (`benchmarks.all_pairs_match`,
+   ratio of medians, the same pairs found) and at 10,000 items. And a build's texts
+   checked for near repeats (`construction.text_repeats`), at 1,000 tasks against
+   comparing every pair, and at the paper's 3,466.
 3. That the planted near-duplicates are all found and nothing else.
 
     python -m benchmarks.bench_duplicates [--images 30] [--clips 9] [--seconds 20]
-        [--repeats 3] [--scale-pool 2000] [--json benchmarks/results_duplicates.json]
+        [--repeats 3] [--scale-pool 2000] [--within 2000 10000] [--text-tasks 1000 3466]
+        [--json benchmarks/results_duplicates.json]
 """
 
 from __future__ import annotations

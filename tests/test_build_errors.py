@@ -4,11 +4,13 @@ a package they need; a port in use is one line; an import lists every bad row.""
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import av
@@ -203,3 +205,41 @@ def test_the_export_releases_each_clip_without_its_audio_and_says_what_reviewers
     assert "Each clip is released without its audio track" in card
     frames = "Reviewers judged each clip by the frames a model is sent (`--view frames`: fps 2.0, "
     assert f"{frames}max_frames 8, frame_side " in card
+
+
+class Refusing(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint that refuses every request: a wrong key."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = json.dumps({"error": {"message": "Incorrect API key provided: k",
+                                     "code": "invalid_api_key"}}).encode()  # fmt: skip
+        self.send_response(401)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_check_whose_judge_refuses_each_request_says_the_refusal(tmp_path: Path) -> None:
+    path = one_image_build(tmp_path)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [task_row("one", "one.png")])
+    build("import", str(path), str(tasks), "--author", "author-1")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {**os.environ, "REFUSER_API_KEY": "k", "COLUMNS": "400"}
+    env["REFUSER_BASE_URL"] = f"http://127.0.0.1:{server.server_port}/v1"
+    try:
+        done = build("check", str(path), "--model-role", "grader=openai-api/refuser/judge",
+                     env=env, ok=False)  # fmt: skip
+    finally:
+        server.shutdown()
+    assert done.returncode == 1, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("the eval in ")]
+    assert line.endswith(
+        " ended with status error (Error code: 401 - Incorrect API key provided: k): see "
+        "`inspect view`"
+    ), line

@@ -244,9 +244,11 @@ def run_command(command: Command, args: argparse.Namespace) -> int:
     except Exception as exc:
         if not is_user_error(exc):
             raise
-        from hss_inspect.core.errors import error_said
+        from hss_inspect.core.errors import error_said, prerequisite
 
-        print(f"hss-inspect {args.command}: {error_said(exc)}", file=sys.stderr)
+        # A media error or a missing file says what it is in its own words, without its type.
+        said = error_said(exc) if prerequisite(exc) else str(exc)
+        print(f"hss-inspect {args.command}: {said}", file=sys.stderr)
         return 1
 
 

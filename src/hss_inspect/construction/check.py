@@ -221,6 +221,16 @@ def run_evals(runs: Sequence[CheckRun], log_dir: Path) -> tuple[list[str], list[
     return [path for path in logs_in(log_dir) if path not in before], failures
 
 
+def status_said(path: str, status: str) -> str:
+    """A log's status, with the error that ended its eval as Inspect recorded it (a request
+    the provider refused)."""
+    from hss_inspect.core.errors import one_line
+    from hss_inspect.report.logs import read_header
+
+    error = read_header(path).error
+    return status if error is None else f"{status} ({one_line(error.message)})"
+
+
 def logs_in(folder: Path) -> list[str]:
     from hss_inspect.report.logs import LOG_SUFFIXES
 
@@ -262,7 +272,7 @@ def store_check_flags(
     for path in logs:
         info, records = read_log(path)
         if info.status != "success":
-            outcome.failed.append((path, info.status))
+            outcome.failed.append((path, status_said(path, info.status)))
         if info.condition == HUMAN_CONDITION:
             graded, met = store_grades(build, records, answered, path)
             outcome.graded, outcome.met = outcome.graded + graded, outcome.met + met

@@ -38,8 +38,9 @@ CANDIDATE_STEP = max(1, MIN_RUN_FRAMES // 2)
 # once: a few MB of correlations, whatever the pool's size.
 ROW_BLOCK = 1024
 LOOK_BLOCK = 32
-# ... and clips in blocks of this many clips' probe frames against the others' frames.
-CLIP_BLOCK = 32
+# ... and clips in blocks of as many clips as keep a block's table of probe frames against
+# the others' frames within this many correlations (16 MB).
+TABLE_CELLS = 4_000_000
 # A correlation is kept for the exact distance when within this of a rule's threshold: the
 # threshold's own rounding, so the filter never drops a pair the rule would take.
 SLACK = 1e-4
@@ -193,8 +194,10 @@ def clip_candidates(
     frame_starts = np.cumsum([0] + [int(look.seen.sum()) for look in theirs[:-1]])
     floor = least_correlation(FRAME_CANDIDATE)
     found = []
-    for first in range(0, len(mine), CLIP_BLOCK):
-        block = mine[first : first + CLIP_BLOCK]
+    probes_per_clip = max(len(look.hashes) for look in mine) // CANDIDATE_STEP + 1
+    step = max(1, TABLE_CELLS // (probes_per_clip * len(frames)))
+    for first in range(0, len(mine), step):
+        block = mine[first : first + step]
         probes = [look.hashes[look.seen][::CANDIDATE_STEP] for look in block]
         probe_starts = np.cumsum([0] + [len(rows) for rows in probes[:-1]])
         # from the block's first clip on, when `same`: earlier clips were paired already
