@@ -110,7 +110,16 @@ def test_the_readme_options_table_is_the_declared_one() -> None:
     assert options_table(TASK_OPTIONS) in readme
 
 
-@pytest.mark.parametrize("command", [["--help"], ["cache"], ["frames", "--help"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["--help"],
+        ["cache"],
+        ["frames", "--help"],
+        ["build", "status", "--help"],
+        ["build", "funnel", "--help"],
+    ],
+)
 def test_light_commands_start_without_importing_inspect(command: list[str]) -> None:
     probe = (
         "import sys\nfrom hss_inspect.commands.cli import main\n"
