@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hss_inspect.construction import store
 from hss_inspect.construction.consensus import (
@@ -32,9 +32,11 @@ from hss_inspect.construction.consensus import (
 from hss_inspect.construction.store import TaskView
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.markdown import aligned
-from hss_inspect.report.records import AttemptRecord
 from hss_inspect.web.answers import HumanAnswer
 from hss_inspect.web.store import is_sqlite, table_names
+
+if TYPE_CHECKING:  # report.records loads Inspect's log types (1.3 s); status needs none of it
+    from hss_inspect.report.records import AttemptRecord
 
 # The build setting `build new --blind-answers` stores.
 SETTING = "blind_answers"
