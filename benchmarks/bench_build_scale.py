@@ -423,7 +423,9 @@ def one_side(
     folder = work / side
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    env = {**env, "HSS_INSPECT_CACHE": str(folder / "cache")}
+    # One cache for every side and run, kept with the pool: the pool's near-duplicate hashes
+    # (cached by content) are made once, as they are for a lab that builds twice on a pool.
+    env = {**env, "HSS_INSPECT_CACHE": str(work / "cache")}
     build = folder / "build.sqlite"
     say(f"{side}: build new on {args.items:,} items")
     result: dict[str, Any] = {"package": str(package_of(env))}
