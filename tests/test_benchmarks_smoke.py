@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shutil
 from pathlib import Path
 
@@ -133,7 +134,13 @@ def test_the_scale_plan_is_the_papers_funnel_at_its_size() -> None:
 def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Path) -> None:
     from benchmarks.bench_duplicates import run
 
-    result = run(images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, root=tmp_path)
+    sizes = argparse.Namespace(
+        images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, within=[60], text_tasks=[40]
+    )
+    result = run(sizes, tmp_path)
+    # the indexed matching and text check find what comparing every pair finds
+    assert result["within_pool"]["60"]["same_pairs"] is True
+    assert result["text_repeats"]["40"]["same_repeats"] is True
     assert result["all_planted_found"] is True and result["unplanted_found"] == []
     assert len(result["planted"]) == 4  # two crops, a cut, a copy within the pool
     for key in ("clip_look_vs_full_decode", "warm_vs_cold_clip", "matching_s"):
