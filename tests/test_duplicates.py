@@ -295,7 +295,8 @@ def test_build_new_against_a_release_marks_the_near_duplicates_and_export_refuse
         import httpx
 
         with httpx.Client(base_url=server.base) as client:
-            home = client.get(f"/b/{tokens['ann']}").text
+            # every item, the taken ones too (the home lists the free ones by default)
+            home = client.get(f"/b/{tokens['ann']}?pool=all").text
             crop_page = client.get(f"/b/{tokens['ann']}/task/{first}").text
             reviewer = next(
                 name for name in ("r1", "r2", "r3")
