@@ -17,6 +17,7 @@ from hss_inspect.construction.media_match import (
     PICTURE_DISTANCE,
     Match,
     clip_match,
+    of_kind,
 )
 from hss_inspect.media.fingerprint import Look
 from hss_inspect.media.perceptual import SIZE, distances
@@ -32,9 +33,6 @@ def find_matches(
 ) -> list[Match]:
     """Every near-duplicate of an item of `looks` among `others` (`same`: the two are one
     list, and each pair is reported once, never an item with itself)."""
-
-    def of_kind(items: Sequence[tuple[str, Look]], kind: str) -> list[tuple[str, Look]]:
-        return [(key, look) for key, look in items if look.media_type == kind and not look.blank]
 
     found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")

@@ -96,14 +96,16 @@ def best_run(a: Look, b: Look) -> tuple[float, int] | None:
     return best
 
 
+def of_kind(items: Sequence[tuple[str, Look]], kind: str) -> list[tuple[str, Look]]:
+    """The items of one media type that can be compared (a blank one matches everything)."""
+    return [(key, look) for key, look in items if look.media_type == kind and not look.blank]
+
+
 def find_matches(
     looks: Sequence[tuple[str, Look]], others: Sequence[tuple[str, Look]], same: bool
 ) -> list[Match]:
     """Every near-duplicate of an item of `looks` among `others` (`same`: the two are one
     list, and each pair is reported once, never an item with itself)."""
-
-    def of_kind(items: Sequence[tuple[str, Look]], kind: str) -> list[tuple[str, Look]]:
-        return [(key, look) for key, look in items if look.media_type == kind and not look.blank]
 
     found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")
