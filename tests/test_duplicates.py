@@ -34,6 +34,7 @@ from hss_inspect.construction.text_repeats import (
     REPEATED_TEXT,
     Text,
     TextIndex,
+    TextScan,
     containment,
     word_pairs,
 )
@@ -192,7 +193,8 @@ def test_near_repeated_text_is_found_by_word_pairs() -> None:
 def test_the_text_index_finds_what_comparing_every_pair_finds() -> None:
     """The index looks at a few candidates, yet misses no near repeat: checked against
     every pair compared, on texts built from a small vocabulary so that many share pairs
-    and some repeat others partly (shorter and longer, shuffled, cut)."""
+    and some repeat others partly (shorter and longer, shuffled, cut). The scan that a
+    submission from the pages uses finds the same, in the same order."""
     rng = np.random.default_rng(7)
     words = [f"w{n}" for n in range(30)]
     bases = [list(rng.choice(words, size=int(rng.integers(8, 30)))) for _ in range(60)]
@@ -202,7 +204,9 @@ def test_the_text_index_finds_what_comparing_every_pair_finds() -> None:
         start = int(rng.integers(0, len(base) // 2))
         changed = base[start:] + list(rng.choice(words, size=int(rng.integers(0, 12))))
         texts.append(Text(f"u{n}", "question", " ".join(changed)))
-    index = TextIndex(texts)
+    index, scan = TextIndex(texts), TextScan(texts)
+    asked = texts[::7]  # an import's rows among the build's texts
+    for_asked = TextIndex(texts, asked)
     for text in texts:
         expected = sorted(
             (other.owner, containment(word_pairs(text.text), word_pairs(other.text)))
@@ -212,6 +216,10 @@ def test_the_text_index_finds_what_comparing_every_pair_finds() -> None:
         )
         found = sorted((other.owner, share) for other, share in index.repeats(text, text.owner))
         assert found == expected
+        # the pages' one submission is compared with every text rather than indexed
+        assert scan.repeats(text, text.owner) == index.repeats(text, text.owner)
+        if text in asked:  # indexed only for the texts to be looked up, the same found
+            assert for_asked.repeats(text, text.owner) == index.repeats(text, text.owner)
     assert sum(len(index.candidates(word_pairs(t.text))) for t in texts) < len(texts) ** 2 / 2
 
 

@@ -65,3 +65,31 @@ def test_a_store_kind_makes_its_file_reads_its_settings_and_refuses_another_kind
         thing.create(path, {})
     with pytest.raises(InputError, match=r"not a other \(no other table\): give the file `mo`"):
         other.settings(path)
+
+
+def test_a_servers_kept_connection_reads_what_others_wrote_and_notices_its_file_gone(
+    tmp_path: Path,
+) -> None:
+    """A server keeps one connection a thread (`keep_connections`): each transaction still
+    sees what another process committed since, and a file gone is refused with the store's
+    own message, then made again at its path and read as the new file."""
+    thing = store.StoreKind("thing", "CREATE TABLE thing (key TEXT, value TEXT);", ("thing",), "mk")
+    path = tmp_path / "served.sqlite"
+    thing.create(path, {"n": 1})
+    store.keep_connections(path)
+    assert thing.settings(path) == {"n": 1}
+    with thing.reading(path) as db:
+        first = db
+    with thing.reading(path) as db:
+        assert db is first  # kept, not opened again
+    other = sqlite3.connect(path)  # another process's write, outside the store's code
+    other.execute("UPDATE thing SET value = '2'")
+    other.commit()
+    other.close()
+    assert thing.settings(path) == {"n": 2}
+
+    path.unlink()
+    with pytest.raises(InputError, match=r"served.sqlite: no such file; make a thing with `mk"):
+        thing.settings(path)
+    thing.create(path, {"n": 5})
+    assert thing.settings(path) == {"n": 5}

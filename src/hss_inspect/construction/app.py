@@ -32,6 +32,7 @@ from hss_inspect.core.options import media_settings
 from hss_inspect.web import server as web
 from hss_inspect.web.answers import ANSWER_MAX_CHARS, answer_problem
 from hss_inspect.web.media import FrameStore, ShownFrames
+from hss_inspect.web.store import keep_connections
 from hss_inspect.web.tokens import holder_of
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class BuildServer:
     def __init__(self, build: Path) -> None:
         settings = store.settings_of(build)
         self.build = build
+        keep_connections(build)
         self.pool = Path(settings["pool"])
         if not self.pool.is_dir():
             raise InputError(

@@ -216,11 +216,14 @@ def pool_page(path: Path, shown: str, first: int, size: int) -> PoolPage:
     """`size` items from the `first`, of the free items (`shown` "free") or of all the
     pool's, free first ("all"), each in the pool's order."""
     where = "WHERE t.task_id IS NULL " if shown == "free" else ""
+    # The free items alone are read in the pool's order and the read stops at the page's
+    # end; all of them, free first, are sorted whole.
+    order = "i.rowid" if shown == "free" else "t.task_id IS NOT NULL, i.rowid"
     with reading(path) as db:
         (items,) = db.execute("SELECT COUNT(*) FROM items").fetchone()
         (taken,) = db.execute("SELECT COUNT(*) FROM tasks").fetchone()
         rows = db.execute(
-            f"{POOL_QUERY} {where}ORDER BY t.task_id IS NOT NULL, i.rowid LIMIT ? OFFSET ?",
+            f"{POOL_QUERY} {where}ORDER BY {order} LIMIT ? OFFSET ?",
             (size, first),
         ).fetchall()
     listed = items - taken if shown == "free" else items
@@ -528,8 +531,7 @@ def next_review(
 ) -> tuple[ReviewSlot | None, TaskView | None, int, int]:
     """The reviewer's first undecided round (marked shown now, if not yet), its task, and
     how many of the rounds dealt to them are decided and dealt."""
-    now = time.time() if now is None else now
-    with connect(path) as db:
+    with reading(path) as db:  # a page is a read: it waits on no verdict being written
         dealt, decided = db.execute(
             "SELECT COUNT(*), COUNT(verdict) FROM reviews WHERE reviewer = ?", (reviewer,)
         ).fetchone()
@@ -540,13 +542,20 @@ def next_review(
         ).fetchone()
         if row is None:
             return None, None, decided, dealt
-        slot = ReviewSlot(*row)
-        if slot.shown_at is None:
-            db.execute(
-                "UPDATE reviews SET shown_at = ? WHERE task_id = ? AND revision = ? AND round = ?",
-                (now, slot.task_id, slot.revision, slot.round),
-            )
-        return slot, task_view(db, slot.task_id), decided, dealt
+        slot, task = ReviewSlot(*row), task_view(db, row[0])
+    if slot.shown_at is None:
+        mark_shown(path, slot, time.time() if now is None else now)
+    return slot, task, decided, dealt
+
+
+def mark_shown(path: Path, slot: ReviewSlot, now: float) -> None:
+    """When the round was first shown (the first showing holds)."""
+    with connect(path) as db:
+        db.execute(
+            "UPDATE reviews SET shown_at = ? WHERE task_id = ? AND revision = ? AND round = ? "
+            "AND shown_at IS NULL",
+            (now, slot.task_id, slot.revision, slot.round),
+        )
 
 
 def decide(

@@ -11,6 +11,7 @@ submitted revision as a `repeated-text` flag for its reviewers, as the checks' f
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -28,6 +29,9 @@ CONTAINMENT = 0.5
 REPEATED_TEXT = "repeated-text"
 QUESTION, REFERENCE = "question", "reference"
 _WORD = re.compile(r"\w+")
+# Up to this many tasks (a submission from the pages), each text is compared with every
+# other; more (an import), they are looked up in an index (see TextScan).
+SCAN_AT_MOST = 16
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,13 @@ class Text:
     text: str
 
 
+# A server compares each submission with every text of the build: the pairs of the texts
+# of a build at the paper's scale (3,466 tasks and the release's 522, two texts each) are
+# kept rather than made again at every submission.
+PAIRS_KEPT = 8_192
+
+
+@functools.lru_cache(maxsize=PAIRS_KEPT)
 def word_pairs(text: str) -> frozenset[tuple[str, str]]:
     """The text's adjacent word pairs, case folded; empty below MIN_WORDS words."""
     words = _WORD.findall(text.casefold())
@@ -55,16 +66,10 @@ def containment(a: frozenset[tuple[str, str]], b: frozenset[tuple[str, str]]) ->
     return max(shared / len(a), shared / len(b))
 
 
-class TextIndex:
-    """Texts looked up by their word pairs, so a text is compared only with the few that
-    can nearly repeat it, not with every text (a build of thousands of tasks).
-
-    Exact by counting (prefix filtering): order all pairs once, rarest first. If the
-    smaller of two texts has n pairs, a near repeat shares at least CONTAINMENT * n of
-    them, so at least one of the smaller's first `prefix_length(n)` pairs is shared. A
-    text is therefore looked up by its own prefix among every text's pairs, and by all its
-    pairs among the other texts' prefixes; the rare pairs that make up prefixes hold few
-    texts, the common ones ("of the") are reached only from the small prefix index."""
+class TextScan:
+    """Texts compared one by one with the text looked up. For the texts of one submission
+    this is cheaper than an index of thousands, whose counts and prefixes cost more to
+    make than the comparisons they save."""
 
     def __init__(self, texts: Iterable[Text]) -> None:
         self.texts: list[Text] = []
@@ -74,24 +79,9 @@ class TextIndex:
             if pairs:
                 self.texts.append(text)
                 self.pairs.append(pairs)
-        self.frequency: Counter[tuple[str, str]] = Counter(
-            pair for pairs in self.pairs for pair in pairs
-        )
-        self.holding: dict[tuple[str, str], list[int]] = defaultdict(list)
-        self.leading: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for n, pairs in enumerate(self.pairs):
-            for pair in pairs:
-                self.holding[pair].append(n)
-            for pair in self.prefix(pairs):
-                self.leading[pair].append(n)
 
-    def prefix(self, pairs: frozenset[tuple[str, str]]) -> list[tuple[str, str]]:
-        rarest = sorted(pairs, key=lambda pair: (self.frequency[pair], pair))
-        return rarest[: prefix_length(len(rarest))]
-
-    def candidates(self, pairs: frozenset[tuple[str, str]]) -> set[int]:
-        found = {n for pair in self.prefix(pairs) for n in self.holding.get(pair, ())}
-        return found | {n for pair in pairs for n in self.leading.get(pair, ())}
+    def candidates(self, pairs: frozenset[tuple[str, str]]) -> Iterable[int]:
+        return (n for n, other in enumerate(self.pairs) if not pairs.isdisjoint(other))
 
     def repeats(self, text: Text, skip_owner: str = "") -> list[tuple[Text, float]]:
         """The texts of the same field that `text` nearly repeats, nearest first."""
@@ -105,6 +95,50 @@ class TextIndex:
             if share >= CONTAINMENT:
                 found.append((other, share))
         return sorted(found, key=lambda hit: (-hit[1], hit[0].owner))
+
+
+class TextIndex(TextScan):
+    """Texts looked up by their word pairs, so a text is compared only with the few that
+    can nearly repeat it, not with every text (an import of hundreds of tasks into a
+    build of thousands).
+
+    Exact by counting (prefix filtering): order all pairs once, rarest first. If the
+    smaller of two texts has n pairs, a near repeat shares at least CONTAINMENT * n of
+    them, so at least one of the smaller's first `prefix_length(n)` pairs is shared. A
+    text is therefore looked up by its own prefix among every text's pairs, and by all its
+    pairs among the other texts' prefixes; the rare pairs that make up prefixes hold few
+    texts, the common ones ("of the") are reached only from the small prefix index."""
+
+    def __init__(self, texts: Iterable[Text], looked_up: Iterable[Text] | None = None) -> None:
+        """`looked_up`: the only texts that will be looked up (None: any), so that only the
+        pairs their lookups can reach are indexed."""
+        super().__init__(texts)
+        frequency = Counter(pair for pairs in self.pairs for pair in pairs)
+        order = sorted(frequency, key=lambda pair: (frequency[pair], pair))
+        self.rank = {pair: n for n, pair in enumerate(order)}
+        asked = self.pairs if looked_up is None else [word_pairs(t.text) for t in looked_up]
+        starts = set().union(*(self.prefix(pairs) for pairs in asked))
+        reached = set().union(*asked)
+        self.holding: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.leading: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for n, pairs in enumerate(self.pairs):
+            for pair in pairs & starts:
+                self.holding[pair].append(n)
+            for pair in reached.intersection(self.prefix(pairs, indexed=True)):
+                self.leading[pair].append(n)
+
+    def prefix(
+        self, pairs: frozenset[tuple[str, str]], indexed: bool = False
+    ) -> list[tuple[str, str]]:
+        """`indexed`: the pairs of an indexed text, every one ranked. A pair of no indexed
+        text (a text looked up from outside) can be shared with none: first, as rarest."""
+        rank = self.rank.__getitem__ if indexed else (lambda pair: self.rank.get(pair, -1))
+        rarest = sorted(pairs, key=rank)
+        return rarest[: prefix_length(len(rarest))]
+
+    def candidates(self, pairs: frozenset[tuple[str, str]]) -> set[int]:
+        found = {n for pair in self.prefix(pairs) for n in self.holding.get(pair, ())}
+        return found | {n for pair in pairs for n in self.leading.get(pair, ())}
 
 
 def prefix_length(count: int) -> int:
@@ -151,8 +185,10 @@ def flag_repeated_text(build: Path, task_ids: Sequence[str]) -> int:
     texts and the other tasks' of the build; store a flag on it where any nearly repeats
     one. How many were flagged."""
     written = task_texts(build)
-    index = TextIndex([*reference_texts(build), *(text for _, text in written)])
     wanted = set(task_ids)
+    texts = [*reference_texts(build), *(text for _, text in written)]
+    asked = [text for key, text in written if key[0] in wanted]
+    index = TextIndex(texts, asked) if len(wanted) > SCAN_AT_MOST else TextScan(texts)
     hits: dict[tuple[str, int], list[tuple[Text, Text, float]]] = defaultdict(list)
     for key, text in written:
         if key[0] in wanted:

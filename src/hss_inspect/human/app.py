@@ -26,6 +26,7 @@ from hss_inspect.web.server import (
     redirect,
     token_app,
 )
+from hss_inspect.web.store import keep_connections
 from hss_inspect.web.tokens import holder_of
 
 
@@ -35,6 +36,7 @@ class StudyServer:
     def __init__(self, study: Path) -> None:
         settings = store.settings_of(study)
         self.study = study
+        keep_connections(study)
         # Tokens and assignments are fixed when the study is made: read once, so a page's
         # hundreds of frame requests ask the file for nothing.
         self.tokens = store.tokens_of(study)
