@@ -87,6 +87,10 @@ def test_a_servers_kept_connection_reads_what_others_wrote_and_notices_its_file_
     other.commit()
     other.close()
     assert thing.settings(path) == {"n": 2}
+    with thing.connect(path) as db:  # a read within a write, in one thread
+        db.execute("UPDATE thing SET value = '3'")
+        assert thing.settings(path) == {"n": 2}  # its own transaction: the write unseen
+    assert thing.settings(path) == {"n": 3}
 
     path.unlink()
     with pytest.raises(InputError, match=r"served.sqlite: no such file; make a thing with `mk"):
