@@ -28,12 +28,11 @@ ROW_BLOCK = 512
 LOOK_BLOCK = 64
 
 
-def find_matches(
+def all_pairs_matches(
     looks: Sequence[tuple[str, Look]], others: Sequence[tuple[str, Look]], same: bool
 ) -> list[Match]:
-    """Every near-duplicate of an item of `looks` among `others` (`same`: the two are one
-    list, and each pair is reported once, never an item with itself)."""
-
+    """What `media_match.find_matches` finds, the old way: every image against every
+    other at once, and each clip probed against the later clips' frames."""
     found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")
     frames = ClipFrames(theirs)

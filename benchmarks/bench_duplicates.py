@@ -207,9 +207,11 @@ def within_pool(sizes: list[int], repeats: int, seconds: float) -> dict[str, Any
         new = [timed(find_matches, pool, pool, True) for _ in range(repeats if n == 0 else 1)]
         entry = {"new_median_s": round(statistics.median(new), 2)}
         if n == 0:
-            old = [timed(all_pairs_match.find_matches, pool, pool, True) for _ in range(repeats)]
+            old = [
+                timed(all_pairs_match.all_pairs_matches, pool, pool, True) for _ in range(repeats)
+            ]
             same = {(m.item, m.other) for m in find_matches(pool, pool, True)} == {
-                (m.item, m.other) for m in all_pairs_match.find_matches(pool, pool, True)
+                (m.item, m.other) for m in all_pairs_match.all_pairs_matches(pool, pool, True)
             }
             ratio = statistics.median(new) / statistics.median(old)
             entry |= {"old_median_s": round(statistics.median(old), 2), "same_pairs": same,

@@ -186,14 +186,17 @@ def flag_repeated_text(build: Path, task_ids: Sequence[str]) -> int:
     one. How many were flagged."""
     written = task_texts(build)
     wanted = set(task_ids)
+    asked = [(key, text) for key, text in written if key[0] in wanted]
     texts = [*reference_texts(build), *(text for _, text in written)]
-    asked = [text for key, text in written if key[0] in wanted]
-    index = TextIndex(texts, asked) if len(wanted) > SCAN_AT_MOST else TextScan(texts)
+    index = (
+        TextIndex(texts, [text for _, text in asked])
+        if len(wanted) > SCAN_AT_MOST
+        else TextScan(texts)
+    )
     hits: dict[tuple[str, int], list[tuple[Text, Text, float]]] = defaultdict(list)
-    for key, text in written:
-        if key[0] in wanted:
-            found = index.repeats(text, skip_owner=text.owner)[:3]
-            hits[key] += [(text, other, share) for other, share in found]
+    for key, text in asked:
+        found = index.repeats(text, skip_owner=text.owner)[:3]
+        hits[key] += [(text, other, share) for other, share in found]
     flagged = [(task_id, revision, repeat_flag(found))
                for (task_id, revision), found in hits.items() if found]  # fmt: skip
     store.store_flags(build, flagged, "")

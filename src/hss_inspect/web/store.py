@@ -140,14 +140,14 @@ def _connection(
     """A connection to `path`, and whether it is kept open (`keep_connections`). A kept
     one is dropped when the path names another file now (replaced, or gone), and is not
     used by a transaction opened within its own."""
-    kept = path in _kept_paths
-    held: dict[Path, tuple[sqlite3.Connection, int]] = (
-        _thread_connections.__dict__.setdefault("by", {}) if kept else {}
+    held: dict[Path, tuple[sqlite3.Connection, int]] = _thread_connections.__dict__.setdefault(
+        "by", {}
     )
-    if path in held:
+    kept = path in _kept_paths
+    if kept and path in held:
         db, inode = held[path]
         if db.in_transaction:  # a transaction within another: a connection of its own
-            kept, held = False, {}
+            kept = False
         elif inode == _inode(path):
             return db, True
         else:
