@@ -328,6 +328,26 @@ def test_a_stop_whose_raise_went_nowhere_still_ends_the_wait() -> None:
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_completed_gives_each_job_once_in_the_order_they_finish() -> None:
+    """A job already done and jobs finishing out of the order they were given in: each
+    comes out once, as it finishes (what `looks_of` and `prepare` rely on to put every
+    result in its place and to report progress as it happens)."""
+    done_before: Future[int] = Future()
+    done_before.set_result(-1)
+    later: list[Future[int]] = [Future() for _ in range(4)]
+    finishing = [3, 0, 2, 1]
+
+    def finish() -> None:
+        for n in finishing:
+            time.sleep(0.05)
+            later[n].set_result(n)
+
+    threading.Thread(target=finish).start()
+    came_out = list(completed([later[0], done_before, *later[1:]]))
+    assert came_out == [done_before, *(later[n] for n in finishing)]
+    assert [f.result() for f in came_out] == [-1, *finishing]
+
+
 def test_prepare_reports_failures_with_their_reasons(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
