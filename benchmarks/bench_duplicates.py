@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import statistics
 import tempfile
@@ -36,7 +35,7 @@ import av
 import numpy as np
 from PIL import Image
 
-from benchmarks import all_pairs_match
+from benchmarks import all_pairs_match, print_and_keep
 from hss_inspect.construction.media_match import find_matches
 from hss_inspect.construction.text_repeats import (
     CONTAINMENT,
@@ -327,10 +326,7 @@ def main() -> None:
     os.environ.setdefault("HSS_INSPECT_CACHE", tempfile.mkdtemp(prefix="bench-dups-"))
     with tempfile.TemporaryDirectory() as root:
         result = run(args, Path(root))
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    print_and_keep(result, args.json)
 
 
 if __name__ == "__main__":

@@ -146,3 +146,16 @@ def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Pa
     for key in ("clip_look_vs_full_decode", "warm_vs_cold_clip", "matching_s"):
         assert float(result[key]) > 0, key
     assert result["paper_scale_matching"]["release_items"] == 522
+
+
+def test_bench_completion_wait_times_both_waits_on_the_same_looks(tmp_path: Path) -> None:
+    from benchmarks.bench_completion_wait import run
+    from hss_inspect.media import fingerprint, workers
+
+    result = run([12, 30], 1, tmp_path)
+    for size in (12, 30):
+        entry = result[str(size)]
+        # both waits return every look, in its place, for every item
+        assert entry["items"] == size and entry["same_looks"] is True
+        assert entry["queue_median_s"] > 0 and entry["wait_on_pending_median_s"] > 0
+    assert fingerprint.completed is workers.completed  # the old wait is not left in place
