@@ -36,7 +36,8 @@ the test command):
 
     _registry       registers every component with Inspect (the entry point)
     commands        the `hss-inspect` command: parse, call the rooms below, print
-    recipes         the paper's experiments as plans of runs, run or written for Flow
+    recipes         the paper's experiments as plans of runs, run or written for Flow;
+                    a log carried to a later release
     task            the @task functions, one per preset
     scripted | hooks | versioning | lmms
                     the offline stand-in model for every role | the Inspect hooks (log

@@ -35,7 +35,8 @@ from hss_inspect.core.settings import (
     ModelErrors,
 )
 from hss_inspect.data.dataset import build_dataset
-from hss_inspect.data.release import Release, open_release
+from hss_inspect.data.fingerprints import RECORD_KEY, prints_record
+from hss_inspect.data.release import Release, fingerprints_of, open_release
 from hss_inspect.data.rows import DatasetSize, TaskRow, dataset_size, select_rows
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
@@ -44,6 +45,7 @@ from hss_inspect.hooks.run_pace import RunPace  # noqa: F401  (registers the pac
 from hss_inspect.human.answers import is_study
 from hss_inspect.human.grading import human_dataset
 from hss_inspect.human.store import read_answers, settings_of
+from hss_inspect.media.facts import remembered_sha256
 from hss_inspect.providers.context import batch_mode
 from hss_inspect.versioning import comparability_version, task_version
 
@@ -179,6 +181,7 @@ def hss(
             "hss_dataset_requested": {"dataset": o["dataset"], "revision": o["revision"]},
             "hss_dataset_revision": release.revision,
             "hss_dataset_size": size.record(),
+            RECORD_KEY: release_record(release, rows),
             "hss_dataset_pinned": release.revision is not None
             and release.revision == o["revision"],
             "hss_selection": {
@@ -323,6 +326,12 @@ def conditioned_solver(
     ]
 
 
+def release_record(release: Release, rows: list[TaskRow]) -> dict[str, Any]:
+    """The fingerprint of each task the run reads (`data.fingerprints`), for its log: what
+    makes two runs comparable, and what a later release changed."""
+    return prints_record(fingerprints_of(release, rows, remembered_sha256))
+
+
 def roles_known(model: Model | None) -> bool:
     """Whether Inspect bound the run's model roles before building this task for it."""
     return model is not None and roles_resolved()
@@ -448,6 +457,7 @@ def hss_human(
             "hss_dataset_requested": {"dataset": source[0], "revision": source[1]},
             "hss_dataset_revision": release.revision,
             "hss_dataset_size": size.record(),
+            RECORD_KEY: release_record(release, rows),
             "hss_human_answers": str(path),
             "hss_human_unanswered": unanswered,
             "hss_selection": {

@@ -14,6 +14,8 @@ prints; a subcommand's module is imported only when it runs.
 - `human`: `human new | serve | status | export`, a study of people answering HSS.
 - `build`: `build new | import | serve | links | status | funnel | check | export`, tasks
   authored, reviewed in three rounds and exported as a release.
+- `release`: `release diff | carry`, what changed between two releases, and a log carried
+  to the newer for the price of the changes.
 - `options`: `options`, the options a task takes, with their defaults and meaning.
 - `arguments`: flags and words several commands take the same way.
 """

@@ -76,6 +76,11 @@ COMMANDS: dict[str, Command] = {
     "build": Command(
         "build", "HSS tasks built as the paper built them: authoring, three review rounds, export"
     ),
+    "release": Command(
+        "release",
+        "what changed between two releases, and a log carried to the new one (diff, carry)",
+        runs_evals=True,
+    ),
     "rebuild-frames": Command(
         "rebuild", "rebuild the frames (or image) a logged sample was sent and check them"
     ),

@@ -17,6 +17,7 @@ from hss_inspect.report.logs import find_logs
 from hss_inspect.report.records import read_logs
 from hss_inspect.report.register import results
 from hss_inspect.report.register_entry import register_entry, select, source
+from hss_inspect.report.releases import require_one_release
 from hss_inspect.report.render import clean_nan
 from hss_inspect.report.tables import leaderboard_row, primary_runs, runs_of
 
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     for path in audits:
         print(f"hss-inspect register: {path}: a judge-audit log; left out", file=sys.stderr)
     infos, records = read_logs([p for p in paths if p not in audits])
+    require_one_release(infos, "the register's entry")
     rows = [clean_nan(leaderboard_row(run)) for run in primary_runs(runs_of(records))]
     version = str(eval_metadata()["version"])
     chosen = select(results(infos, rows), version)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +17,7 @@ import yaml
 from hss_inspect.audit.report import is_audit_log, render_audit
 from hss_inspect.commands.arguments import add_cost_config_argument, named_pairs
 from hss_inspect.core.errors import InputError
+from hss_inspect.data.fingerprints import diff_prints
 from hss_inspect.grading.causes import taxonomy
 from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
 from hss_inspect.providers.prices import priced_by_name
@@ -34,7 +36,17 @@ from hss_inspect.report.logs import DamagedLog, LogError, find_logs
 from hss_inspect.report.paper import published_rows
 from hss_inspect.report.records import read_logs, readable_headers
 from hss_inspect.report.register import check_paper_names, register_markdown, results
+from hss_inspect.report.releases import (
+    Release,
+    difference,
+    paper_comparable,
+    release_diff_line,
+    releases_of,
+    require_one_release,
+    version_n,
+)
 from hss_inspect.report.render import (
+    Board,
     clean_nan,
     csv_report,
     display_rows,
@@ -136,47 +148,108 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     check_paper_names(infos, named_pairs(args.paper_model, "--paper-model", "MODEL=NAME"))
     runs = runs_of(records)
     if args.sweep:
+        require_one_release(infos, "a sweep")
         return _sweep(args, runs)
     cost = bill_summary(run_bills(infos, args.model_cost_config))
     if args.format == REGISTER:
+        require_one_release(infos, "the register's evaluation report")
         return _register(args, infos, runs, cost)
     if args.format == HUB:
+        require_one_release(infos, "the hub's eval results")
         return _hub_results(args, infos, primary_runs(runs))
-    rows = [clean_nan(leaderboard_row(run)) for run in runs]
-    paper = published_rows() if args.with_paper else []
-    shown = display_rows(rows, paper)
-    difficulty = item_difficulty(primary_runs(runs))
+    releases = releases_of(infos)
+    boards = [board_of(release, runs, args.with_paper) for release in releases]
+    notes = [release_diff_line(releases[0], later) for later in releases[1:]]
     studies = human_studies(runs)
     outputs: dict[str, Callable[[], str]] = {
-        "md": lambda: markdown_report(shown, rows, difficulty, cost, studies),
-        "csv": lambda: csv_report(shown),
-        "json": lambda: json_report(
-            {
-                "rows": rows,
-                "difficulty": difficulty.as_dict(),
-                "cost": cost,
-                **studies_json(studies),
-                **({"paper": [vars(p) for p in paper]} if paper else {}),
-            }
-        ),
-        "html": lambda: html_report(shown, rows, difficulty, figures, cost=cost),
+        "md": lambda: markdown_report(boards, notes, cost, studies),
+        "csv": lambda: csv_report(boards),
+        "json": lambda: json_report(report_json(boards, releases, notes, cost, studies)),
+        "html": lambda: html_report(boards, figures, notes, cost=cost),
     }
     needs_figures = args.out is not None or args.format == "html"
-    figures = (
-        _plotted("report", lambda: plots.report_figures(rows, args.out, paper)) or {}
-        if needs_figures
-        else {}
-    )
+    figures = _board_figures(boards, args.out, args.with_paper) if needs_figures else []
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for fmt in FORMATS:
             (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
-        (args.out / "subdomains.csv").write_text(subdomain_csv(rows), encoding="utf-8")
+        all_rows = [row for board in boards for row in board.rows]
+        (args.out / "subdomains.csv").write_text(subdomain_csv(all_rows), encoding="utf-8")
         (args.out / "cost.csv").write_text(bill_csv(cost), encoding="utf-8")
         written = "the report and its plots" if figures else "the report (no plots)"
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)
     sys.stdout.write(outputs[args.format]())
     return 0
+
+
+def board_of(release: Release, runs: Sequence[Run], with_paper: bool) -> Board:
+    """The leaderboard of one release's runs; the paper's rows beside them only where they
+    measured what the paper did (`releases.paper_comparable`)."""
+    mine = [run for run in runs if run.log in release.paths]
+    rows = [clean_nan(leaderboard_row(run)) for run in mine]
+    refused = paper_comparable(release) if with_paper else None
+    paper = published_rows() if with_paper and refused is None else []
+    return Board(
+        heading=release.heading,
+        shown=display_rows(rows, paper),
+        rows=rows,
+        difficulty=item_difficulty(primary_runs(mine)),
+        paper=tuple(paper),
+        paper_note=refused,
+    )
+
+
+def report_json(
+    boards: Sequence[Board],
+    releases: Sequence[Release],
+    notes: Sequence[str],
+    cost: dict[str, Any],
+    studies: Sequence[tuple[str, Any]],
+) -> dict[str, Any]:
+    """Every run's row, each naming its release; each release with what it measured, its
+    item difficulty and, where shown, the paper's rows. With one release, its difficulty and
+    paper rows also stand at the top level, as before releases were told apart."""
+    entries = [
+        {
+            "heading": board.heading,
+            "logs": sorted(release.paths),
+            "tasks": len(release.prints) or None,
+            "difficulty": board.difficulty.as_dict(),
+            **({"paper_not_shown": board.paper_note} if board.paper_note else {}),
+            **({"paper": [vars(row) for row in board.paper]} if board.paper else {}),
+        }
+        for board, release in zip(boards, releases, strict=True)
+    ]
+    rows = [{**row, "release": n} for n, board in enumerate(boards) for row in board.rows]
+    single = {k: v for k, v in entries[0].items() if k in ("difficulty", "paper")}
+    return {
+        "rows": rows,
+        "releases": entries,
+        "release_notes": list(notes),
+        **(single if len(entries) == 1 else {}),
+        "cost": cost,
+        **studies_json(studies),
+    }
+
+
+def _board_figures(
+    boards: Sequence[Board], out: Path | None, with_paper: bool
+) -> list[dict[str, str]]:
+    """Each release's plots (files named `leaderboard.png`, then `leaderboard_2.png`, ...);
+    none without matplotlib."""
+    figures = []
+    for n, board in enumerate(boards):
+        drawn = _plotted("report", partial(_release_figures, board, out, with_paper, n))
+        if drawn is None:
+            return []
+        figures.append(drawn)
+    return figures
+
+
+def _release_figures(board: Board, out: Path | None, with_paper: bool, n: int) -> dict[str, str]:
+    beside = with_paper and board.paper_note is None
+    suffix = "" if n == 0 else f"_{n + 1}"
+    return plots.report_figures(board.rows, out, board.paper, beside, suffix)
 
 
 def _plotted(command: str, draw: Callable[[], Drawn]) -> Drawn | None:
@@ -265,7 +338,8 @@ def agreement_command(args: argparse.Namespace) -> int:
 
 
 def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
-    _, records = read_logs(args.logs, skipped)
+    infos, records = read_logs(args.logs, skipped)
+    require_one_release(infos, "agreement")
     alignment = clean_nan(judge_alignment(records).as_dict())
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -277,13 +351,27 @@ def _agreement(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    runs = [primary_runs(runs_of(read_logs([path])[1])) for path in (args.log_a, args.log_b)]
+    sides = [read_logs([path]) for path in (args.log_a, args.log_b)]
+    runs = [primary_runs(runs_of(records)) for _, records in sides]
     for path, found in zip((args.log_a, args.log_b), runs, strict=True):
         if len(found) != 1:
             raise LogError(f"{path}: compare takes one log on each side, found {len(found)} runs")
-    result = clean_nan(compare_runs(runs[0][0], runs[1][0]))
+    changed = changed_between(sides[0][0][0], sides[1][0][0])
+    result = clean_nan(compare_runs(runs[0][0], runs[1][0], changed))
     sys.stdout.write(json_report(result) if args.format == "json" else compare_markdown(result))
     return 0
+
+
+def changed_between(a: LogInfo, b: LogInfo) -> dict[str, str]:
+    """The shared tasks the two logs' releases differ on, with what each change costs; a
+    pair of logs that cannot be paired at all (another N, no fingerprints) is refused."""
+    if a.task_prints is not None and b.task_prints is not None and version_n(a) == version_n(b):
+        diff = diff_prints(a.task_prints, b.task_prints)
+        return {c.task_id: c.change.value for c in diff.changed}
+    reason = difference(a, b)
+    if reason is not None:
+        raise InputError(f"compare: {a.log} and {b.log} did not measure the same thing ({reason})")
+    return {}
 
 
 def failures_command(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from hss_inspect.core.errors import SetupError
@@ -50,17 +51,17 @@ def download_checked(repo_id: str, filename: str, revision: str) -> Path:
     from huggingface_hub import constants
 
     if constants.is_offline_mode():
-        cached = _cached(repo_id, filename, revision)
-        if cached is None:
+        found = cached(repo_id, filename, revision)
+        if found is None:
             raise HubError(offline_message(repo_id, revision))
-        return cached
+        return found
     try:
         _probe(repo_id, filename, revision)
     except Exception as exc:
         if not _is_network_failure(exc):
             raise HubError(explain(exc, repo_id, revision, filename)) from None
-        cached = _cached(repo_id, filename, revision)
-        if cached is None:
+        found = cached(repo_id, filename, revision)
+        if found is None:
             raise HubError(unreachable_message(repo_id, revision, exc)) from None
         _unreachable.add(hub_endpoint())
         logger.warning(
@@ -71,7 +72,7 @@ def download_checked(repo_id: str, filename: str, revision: str) -> Path:
             hub_endpoint(),
             _reason(exc),
         )
-        return cached
+        return found
     try:
         return download(repo_id, filename, revision)
     except Exception as exc:
@@ -96,7 +97,33 @@ def _probe(repo_id: str, filename: str, revision: str) -> None:
         get_hf_file_metadata(url)
 
 
-def _cached(repo_id: str, filename: str, revision: str) -> Path | None:
+def lfs_sha256(repo_id: str, paths: Sequence[str], revision: str) -> dict[str, str | None] | None:
+    """The hub's sha256 of each file it keeps in LFS (None for a file it keeps in git), from
+    one listing of the paths and no download; None when the hub cannot be asked (offline, out
+    of reach, or an error): the caller falls back to the files in the cache."""
+    from huggingface_hub import HfApi, constants
+
+    if not paths or constants.is_offline_mode() or hub_endpoint() in _unreachable:
+        return None
+    try:
+        api = HfApi()
+        listed = api.get_paths_info(repo_id, list(paths), revision=revision, repo_type="dataset")
+    except Exception as exc:
+        logger.warning(
+            "%s@%s: the hub did not list the media files (%s); the media of tasks not in the "
+            "local cache are left unfingerprinted",
+            repo_id,
+            revision,
+            _reason(exc),
+        )
+        return None
+    from huggingface_hub.hf_api import RepoFile
+
+    files = [info for info in listed if isinstance(info, RepoFile)]
+    return {info.path: info.lfs.sha256 if info.lfs is not None else None for info in files}
+
+
+def cached(repo_id: str, filename: str, revision: str) -> Path | None:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -15,6 +16,7 @@ from typing import Protocol
 from hss_inspect.core.options import spell
 from hss_inspect.data import hub
 from hss_inspect.data.demo import DEMO_DATASET, demo_root
+from hss_inspect.data.fingerprints import TaskPrint, release_prints
 from hss_inspect.data.rows import DatasetError, TaskRow, parse_rows
 
 logger = logging.getLogger(__name__)
@@ -22,6 +24,9 @@ logger = logging.getLogger(__name__)
 ROWS_FILE = "data/test.jsonl"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _warned_unpinned: set[tuple[str, str]] = set()
+
+# The content hash of a media file (the caller's: the media room remembers it in the cache).
+HashFile = Callable[[Path], str]
 
 
 class Release(Protocol):
@@ -41,6 +46,18 @@ class Release(Protocol):
     def read_rows(self) -> list[TaskRow]: ...
 
     def media_file(self, media_path: str, task_id: str) -> Path: ...
+
+    def media_digests(self, paths: Sequence[str], hash_file: HashFile) -> dict[str, str | None]:
+        """The sha256 of each media file, None where it cannot be known here and now."""
+        ...
+
+
+def fingerprints_of(
+    release: Release, rows: Iterable[TaskRow], hash_file: HashFile
+) -> dict[str, TaskPrint]:
+    """Each row's fingerprint (`data.fingerprints`), its media hashed as the release allows."""
+    rows = list(rows)
+    return release_prints(rows, release.media_digests([r.media_path for r in rows], hash_file))
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,10 @@ class LocalRelease:
             )
         return path
 
+    def media_digests(self, paths: Sequence[str], hash_file: HashFile) -> dict[str, str | None]:
+        files = {path: self.root / path for path in paths}
+        return {path: hash_file(file) if file.is_file() else None for path, file in files.items()}
+
 
 @dataclass(frozen=True)
 class HubRelease:
@@ -112,6 +133,22 @@ class HubRelease:
                 "check the network or HF_TOKEN, or run once online to fill the cache "
                 "before using HF_HUB_OFFLINE=1"
             ) from exc
+
+    def media_digests(self, paths: Sequence[str], hash_file: HashFile) -> dict[str, str | None]:
+        """The hub's own sha256 of each large (LFS) file, asked in one request; a file the hub
+        keeps in git is read (such files are small) and hashed; offline, or with the hub out
+        of reach, the files in the local cache are hashed and the others are unknown."""
+        known = hub.lfs_sha256(self.repo_id, paths, self.commit)
+        found: dict[str, str | None] = {}
+        for path in paths:
+            if known is not None and known.get(path):
+                found[path] = known[path]
+                continue
+            file = hub.cached(self.repo_id, path, self.commit)
+            if file is None and known is not None and path in known:
+                file = hub.download(self.repo_id, path, self.commit)
+            found[path] = None if file is None else hash_file(file)
+        return found
 
 
 def open_release(dataset: str, revision: str) -> Release:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from hss_inspect.core.config import load_yaml
+from hss_inspect.core.config import load_yaml, release_commit
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.settings import DEFAULT_FRAMES
@@ -50,6 +50,20 @@ def paper_data() -> dict[str, Any]:
 def request_settings() -> dict[str, int]:
     """Timeout (s), retries and attempts of every request of the paper (App. C.1, C.4)."""
     return {k: int(v) for k, v in paper_data()["request"].items()}
+
+
+@dataclass(frozen=True)
+class PaperRelease:
+    """What the paper's published rows measured: ScaleAI/HSS at its release commit (None
+    until task_configs/release.yaml records it), and the N of the task versions whose
+    results this package keeps comparable with them."""
+
+    commit: str | None
+    task_version: int
+
+
+def paper_release() -> PaperRelease:
+    return PaperRelease(release_commit(), int(paper_data()["release"]["comparable_task_version"]))
 
 
 def release_tasks() -> int:

@@ -9,6 +9,9 @@ records, arithmetic, renderers).
 - `pilot`: a pilot log's per-attempt tokens and pace, for `hss-inspect estimate`.
 - `stats`: pure statistics (unbiased pass@k, Cohen's kappa, McNemar, Spearman).
 - `tables`: runs (log x scorer), the Table 1 row, subdomains, item difficulty.
+- `releases`: which runs measured the same thing (one release's fingerprints, one N), the
+  rule every table and publisher asks; the paper's rows beside the runs of its release only.
+- `carry_cost`: what carrying a log to a later release will send and cost, from the log.
 - `sweep`: the effort and frame-budget sweeps (App. G, H).
 - `agreement`: judges on the same answers (Sec. 3.4, App. I).
 - `compare`: two runs paired on their shared tasks.

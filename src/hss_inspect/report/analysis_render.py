@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from hss_inspect.core.markdown import table
+from hss_inspect.data.fingerprints import ReleaseDiff
 from hss_inspect.report.human import HumanFigures
 from hss_inspect.report.numbers import percent, points, signed_percent, signed_points
+from hss_inspect.report.releases import CONSEQUENCE, diff_summary
 from hss_inspect.report.sweep import Sweep
 
 
@@ -105,12 +107,24 @@ def compare_markdown(result: dict[str, Any]) -> str:
         f"## Paired comparison, first attempts\n\nA: {result['a']} ({result['a_log']})  \n"
         f"B: {result['b']} ({result['b_log']})\n\n{table(header, body)}\n"
         + _left_out(result["unpaired_tasks"])
+        + _changed(result.get("changed_tasks") or {})
     )
 
 
 def _left_out(unpaired: int) -> str:
     """The shared tasks left out of the pairs (a first attempt not graded), if any."""
     return f"\n{unpaired} shared task(s) left out: first attempt not graded.\n" if unpaired else ""
+
+
+def _changed(changed: dict[str, int]) -> str:
+    """The shared tasks left out because the two releases differ there, by what it costs."""
+    if not changed:
+        return ""
+    kinds = ", ".join(f"{n} to {kind}" for kind, n in changed.items())
+    return (
+        f"\n{sum(changed.values())} shared task(s) left out: they differ between the releases "
+        f"the two runs read ({kinds}).\n"
+    )
 
 
 def with_percent(fraction: float | None) -> str:
@@ -133,3 +147,26 @@ def human_lines(log: str, figures: HumanFigures) -> list[str]:
         "",
         table(["annotator", "answers", "pass@1 (%)"], rows),
     ]
+
+
+def release_diff_markdown(diff: ReleaseDiff, old: str, new: str) -> str:
+    """Two releases task by task: each task added, removed or changed, what differs, and
+    what that costs the results measured on the older."""
+    body = [
+        [c.task_id, c.change.value, ", ".join(c.parts), CONSEQUENCE[c.change]] for c in diff.changed
+    ]
+    body += [[t, "added", "", "the model answers it (release carry runs it)"] for t in diff.added]
+    body += [[t, "removed", "", "left out of the results"] for t in diff.removed]
+    unknown = (
+        f"\nThe media of {len(diff.unknown_media)} shared task(s) could not be hashed on one "
+        "side (offline, not in the cache): their media are not compared.\n"
+        if diff.unknown_media
+        else ""
+    )
+    listing = (
+        f"\n{table(['task', 'change', 'differs', 'for existing results'], body)}\n" if body else ""
+    )
+    return (
+        f"## Release diff\n\nOld: {old}  \nNew: {new}\n\n{diff_summary(diff)}; "
+        f"{len(diff.unchanged)} unchanged.\n{listing}{unknown}"
+    )

@@ -3,7 +3,8 @@ paper's Tables 7-9 pair agentic and single-call runs). Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,9 @@ def first_attempts(run: Run) -> dict[str, AttemptRecord]:
     return chosen
 
 
-def paired_first_attempts(a: Run, b: Run) -> list[Pair]:
+def paired_first_attempts(a: Run, b: Run, changed: Collection[str] = ()) -> list[Pair]:
+    """The first attempts of the tasks both runs graded, less the `changed` tasks (the
+    two releases differ there: the runs did not measure the same thing)."""
     firsts_a, firsts_b = first_attempts(a), first_attempts(b)
     return [
         Pair(
@@ -45,7 +48,7 @@ def paired_first_attempts(a: Run, b: Run) -> list[Pair]:
             firsts_b[task_id].pass_ == 1,
         )
         for task_id, record in sorted(firsts_a.items())
-        if task_id in firsts_b
+        if task_id in firsts_b and task_id not in changed
     ]
 
 
@@ -66,16 +69,20 @@ def _summary(pairs: Sequence[Pair]) -> dict[str, Any]:
     }
 
 
-def compare_runs(a: Run, b: Run) -> dict[str, Any]:
+def compare_runs(a: Run, b: Run, changed: Mapping[str, str] | None = None) -> dict[str, Any]:
     """pass@1 of each, the discordant tasks, McNemar's exact p, and the change by group.
 
-    `delta` is B minus A. Tasks whose first attempt could not be graded in either run
-    are left out and counted in `unpaired_tasks`.
+    `delta` is B minus A. The shared tasks that differ between the releases the two ran on
+    (`changed`: task id -> what the change costs) are left out and counted by kind in
+    `changed_tasks`; those whose first attempt could not be graded in either run are left
+    out and counted in `unpaired_tasks`.
     """
-    pairs = paired_first_attempts(a, b)
-    all_tasks = set(by_task(a.records)) & set(by_task(b.records))
+    changed = dict(changed or {})
+    shared = (set(by_task(a.records)) & set(by_task(b.records))) - set(changed)
+    pairs = paired_first_attempts(a, b, changed)
     result = {"a": a.label, "b": b.label, "a_log": a.log, "b_log": b.log, **_summary(pairs)}
-    result["unpaired_tasks"] = len(all_tasks) - len(pairs)
+    result["unpaired_tasks"] = len(shared) - len(pairs)
+    result["changed_tasks"] = dict(Counter(changed[t] for t in sorted(changed)))
     result["by_domain"] = _grouped(pairs, lambda p: p.domain, DOMAIN_LABELS)
     result["by_subdomain"] = _grouped(pairs, lambda p: p.subdomain, SUBDOMAIN_LABELS)
     return result

@@ -22,6 +22,7 @@ from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.core.settings import DEFAULT_DATASET
 from hss_inspect.core.values import is_nan
 from hss_inspect.data.demo import DEMO_DATASET
+from hss_inspect.data.fingerprints import RECORD_KEY, TaskPrint, prints_of_record
 from hss_inspect.data.release import open_release
 from hss_inspect.data.rows import DatasetSize, dataset_size
 from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
@@ -74,6 +75,13 @@ class LogInfo:
     parties: tuple[Party, ...] = ()  # who made the run's calls, with their tokens
     # the whole dataset the run chose its tasks from (None: the log records no size)
     dataset_size: DatasetSize | None = None
+    # what the run measured: the copy it read (a hub address at its commit, or a path), the
+    # fingerprint of each task (None: a log written before 2-H), and the task version, N
+    # as Inspect records it and the full N-X
+    source: str | None = None
+    task_prints: dict[str, TaskPrint] | None = None
+    comparable_version: str = ""
+    full_version: str | None = None
 
     @property
     def benchmark(self) -> str:
@@ -131,6 +139,10 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         invocation=invocation_of(log),
         parties=parties_of(log, path, run_label(spec.model, effort, condition), samples),
         dataset_size=size_of(metadata.get("hss_dataset_size"), requested.get("dataset")),
+        source=metadata.get("hss_dataset"),
+        task_prints=prints_of_record(metadata.get(RECORD_KEY)),
+        comparable_version=str(spec.task_version),
+        full_version=metadata.get("hss_task_version"),
     )
 
 

@@ -180,23 +180,31 @@ def _human_baseline() -> float | None:
 
 
 def report_figures(
-    rows: Sequence[dict[str, Any]], out: Path | None, paper: Sequence[PublishedRow] = ()
+    rows: Sequence[dict[str, Any]],
+    out: Path | None,
+    paper: Sequence[PublishedRow] = (),
+    beside_paper: bool = True,
+    suffix: str = "",
 ) -> dict[str, str]:
-    """The leaderboard and heatmap: written under `out` when given, returned as data URIs
-    for the HTML page. Raises PlotsUnavailable without matplotlib."""
+    """The leaderboard and heatmap of one release's runs: written under `out` when given
+    (names ending in `suffix`), returned as data URIs for the HTML page. The paper's human
+    baseline is drawn only `beside_paper`: where the runs measured what the paper did.
+    Raises PlotsUnavailable without matplotlib."""
+    human = _human_baseline() if beside_paper else None
     figures = {
-        "leaderboard": leaderboard_plot(rows, _human_baseline(), paper),
+        "leaderboard": leaderboard_plot(rows, human, paper),
         "heatmap": heatmap_plot(rows),
     }
+    baseline = "; dashed line: the paper's human baseline" if human is not None else ""
     captions = {
-        "leaderboard": "pass@1 with 95% intervals; dashed line: the paper's human baseline",
+        "leaderboard": f"pass@1 with 95% intervals{baseline}",
         "heatmap": "pass@1 (%) by media type and domain",
     }
     uris = {}
     for name, fig in figures.items():
         uris[captions[name]] = data_uri(fig)
         if out is not None:
-            save(fig, out, name)
+            save(fig, out, name + suffix)
         else:
             _pyplot().close(fig)
     return uris

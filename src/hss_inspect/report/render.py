@@ -50,6 +50,19 @@ class DisplayRow:
     values: dict[str, float | None]  # percent; tokens as counts
 
 
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard: the runs of one release (`releases`), headed by what they
+    measured; `paper_note` says why the paper's rows are absent when they were asked for."""
+
+    heading: str
+    shown: list[DisplayRow]
+    rows: list[dict[str, Any]]
+    difficulty: Difficulty
+    paper: tuple[PublishedRow, ...] = ()
+    paper_note: str | None = None
+
+
 KIND_OF_CONDITION = {"standard": "model", HUMAN_CONDITION: "human"}
 ROW_ORDER = ("human", "model", "control")
 
@@ -147,32 +160,53 @@ def _tokens(value: Any) -> str:
 
 
 def markdown_report(
-    rows: Sequence[DisplayRow],
-    subdomains: Sequence[dict[str, Any]],
-    difficulty: Difficulty,
+    boards: Sequence[Board],
+    notes: Sequence[str] = (),
     cost: dict[str, Any] | None = None,
     studies: Sequence[tuple[str, HumanFigures]] = (),
 ) -> str:
-    parts = [
-        "## Leaderboard (pass@1, %)",
-        "",
-        table(TABLE1_HEADER, _cells(rows, "**{}**", str)),
-        "",
-        "Best model value in bold, second underlined; ± is the 95% bootstrap half-width over "
-        "tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported).",
-        "",
-        *frames_lines(subdomains),
-        "## By subdomain (pass@1, %)",
-        "",
-        table(*subdomain_cells(subdomains)),
-        "",
-        "## Item difficulty",
-        "",
-        *difficulty_lines(difficulty),
-        *(["", *bill_lines(cost)] if cost is not None else []),
-        *(line for study in studies for line in ["", *human_lines(*study)]),
+    """One leaderboard, subdomain table and difficulty list per release, after a note on
+    how the releases differ when there are several; then the bill and the studies."""
+    parts = [*_notes_lines(notes)]
+    for board in boards:
+        parts += [
+            "## Leaderboard (pass@1, %)",
+            "",
+            f"Runs of {board.heading}.",
+            *([f"The paper's rows are not shown: {board.paper_note}."] if board.paper_note else []),
+            "",
+            table(TABLE1_HEADER, _cells(board.shown, "**{}**", str)),
+            "",
+            "Best model value in bold, second underlined; ± is the 95% bootstrap half-width over "
+            "tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported).",
+            "",
+            *frames_lines(board.rows),
+            "## By subdomain (pass@1, %)",
+            "",
+            table(*subdomain_cells(board.rows)),
+            "",
+            "## Item difficulty",
+            "",
+            *difficulty_lines(board.difficulty),
+            "",
+        ]
+    parts += [
+        *([*bill_lines(cost), ""] if cost is not None else []),
+        *(line for study in studies for line in [*human_lines(*study), ""]),
     ]
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _notes_lines(notes: Sequence[str]) -> list[str]:
+    if not notes:
+        return []
+    return [
+        "These logs measured different releases: each has its own leaderboard, and no table "
+        "ranks runs of two of them.",
+        "",
+        *(f"- {note}" for note in notes),
+        "",
+    ]
 
 
 def frames_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -229,30 +263,38 @@ CSV_HEADER = (
     "ans-tok",
     "best",
     "second",
+    "release",
 )
 
 
-def csv_report(rows: Sequence[DisplayRow]) -> str:
-    """The Table 1 layout as CSV: percent figures (two decimals), tokens as counts, and
-    the columns in which the row is best or second best (space-separated)."""
-    marks = {column: ranks_of(rows, column) for column in RATE_COLUMNS}
+def csv_report(boards: Sequence[Board]) -> str:
+    """The Table 1 layout as CSV: percent figures (two decimals), tokens as counts, the
+    columns in which the row is best or second best among its release's (space-separated),
+    and the release the row's run measured."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_HEADER)
-    for i, row in enumerate(rows):
-        places = {column: marks[column].get(i) for column in RATE_COLUMNS}
-        writer.writerow(
-            [
-                row.source,
-                row.label,
-                row.judge,
-                *(_csv_number(row.values.get(c)) for c in ("pass_at_1", "ci95", *GROUP_COLUMNS)),
-                _csv_number(row.values.get("think_tokens"), 1),
-                _csv_number(row.values.get("answer_tokens"), 1),
-                " ".join(c for c, place in places.items() if place == "best"),
-                " ".join(c for c, place in places.items() if place == "second"),
-            ]
-        )
+    for board in boards:
+        rows = board.shown
+        marks = {column: ranks_of(rows, column) for column in RATE_COLUMNS}
+        for i, row in enumerate(rows):
+            places = {column: marks[column].get(i) for column in RATE_COLUMNS}
+            writer.writerow(
+                [
+                    row.source,
+                    row.label,
+                    row.judge,
+                    *(
+                        _csv_number(row.values.get(c))
+                        for c in ("pass_at_1", "ci95", *GROUP_COLUMNS)
+                    ),
+                    _csv_number(row.values.get("think_tokens"), 1),
+                    _csv_number(row.values.get("answer_tokens"), 1),
+                    " ".join(c for c, place in places.items() if place == "best"),
+                    " ".join(c for c, place in places.items() if place == "second"),
+                    board.heading,
+                ]
+            )
     return out.getvalue()
 
 
@@ -306,37 +348,57 @@ REPORT_TITLE = "HSS report"
 
 
 def html_report(
-    rows: Sequence[DisplayRow],
-    subdomains: Sequence[dict[str, Any]],
-    difficulty: Difficulty,
-    figures: dict[str, str],
+    boards: Sequence[Board],
+    figures: Sequence[dict[str, str]],
+    notes: Sequence[str] = (),
     cost: dict[str, Any] | None = None,
 ) -> str:
-    """One self-contained page; `figures` maps a caption to an inline data: URI."""
+    """One self-contained page, a section per release; `figures` holds each release's
+    plots, a caption to an inline data: URI."""
+    plotted = figures or [{} for _ in boards]  # no plots without matplotlib
+    sections = "".join(
+        _board_html(board, plots) for board, plots in zip(boards, plotted, strict=True)
+    )
+    noted = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
+    intro = _notes_lines(notes)[0] if notes else ""
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{REPORT_TITLE}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>{REPORT_TITLE}</h1>"
+        f"{f'<p>{html.escape(intro)}</p><ul>{noted}</ul>' if notes else ''}"
+        f"{sections}"
+        f"{'' if cost is None else bill_html(cost)}</body></html>\n"
+    )
+
+
+def _board_html(board: Board, figures: dict[str, str]) -> str:
+    rows = board.shown
     leaderboard = html_table(
         TABLE1_HEADER,
         _cells(rows, "<b>{}</b>", html.escape),
         ["paper" if r.source == "paper" else "" for r in rows],
     )
-    header, body = subdomain_cells(subdomains)
+    header, body = subdomain_cells(board.rows)
     sub_table = html_table(header, [[html.escape(c) for c in line] for line in body])
     items = "".join(
-        f"<li>{html.escape(line[2:])}</li>" for line in difficulty_lines(difficulty)[2:]
+        f"<li>{html.escape(line[2:])}</li>" for line in difficulty_lines(board.difficulty)[2:]
     )
     plots = "".join(
         f'<figure><img alt="{html.escape(caption)}" src="{uri}">'
         f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         for caption, uri in figures.items()
     )
+    paper = (
+        f"<p>The paper's rows are not shown: {html.escape(board.paper_note)}.</p>"
+        if board.paper_note
+        else ""
+    )
     return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{REPORT_TITLE}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{REPORT_TITLE}</h1>"
-        f"<h2>Leaderboard (pass@1, %)</h2>{leaderboard}"
+        f"<h2>Leaderboard (pass@1, %)</h2><p class='release'>Runs of "
+        f"{html.escape(board.heading)}.</p>{paper}{leaderboard}"
         "<p>Best model value in bold, second underlined; ± is the 95% bootstrap half-width "
         "over tasks; think-tok / ans-tok are mean tokens per attempt (n/r: not reported). "
         "Rows in italics are the paper's published figures.</p>"
         f"<h2>By subdomain (pass@1, %)</h2>{sub_table}"
-        f"<h2>Item difficulty</h2><p>Across {difficulty.runs} run(s):</p><ul>{items}</ul>"
-        f"{'' if cost is None else bill_html(cost)}"
-        f"{'<h2>Plots</h2>' + plots if plots else ''}</body></html>\n"
+        f"<h2>Item difficulty</h2><p>Across {board.difficulty.runs} run(s):</p><ul>{items}</ul>"
+        f"{'<h2>Plots</h2>' + plots if plots else ''}"
     )

@@ -1,0 +1,190 @@
+"""What a release asks and grades, task by task: a fingerprint of each task in four parts,
+kept apart so that a change between two releases says what it costs the results already
+measured.
+
+- `media`: the sha256 of the media file's bytes (None where it could not be known);
+- `prompt`: the question the model is asked;
+- `answer_key`: the reference answer and the rubric (ids, titles, weights): what the judge
+  grades against (Sec. 2.3, Eq. 2);
+- `labels`: the domain, subdomain and media type the tables group by (Sec. 2.2).
+
+A change of the media or the prompt changes what the model was asked: its answers must be
+given again. A change of the answer key leaves the answers standing: they are graded
+again. A change of the labels changes only the tables. Every log records the fingerprints
+of the tasks it ran (`hss_release` in the eval's metadata), so two runs can be checked to
+have measured the same thing, and a log can be carried to a later release for the price of
+what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from hss_inspect.data.rows import TaskRow
+
+# Each part is kept as the first 16 hex digits of its sha256: 64 bits, so a log of 522
+# tasks records its release in about 40 kB of its header.
+DIGITS = 16
+PARTS = ("media", "prompt", "answer_key", "labels")
+RECORD_KEY = "hss_release"
+RECORD_FORMAT = 1
+UNKNOWN = "-"
+
+
+class Change(Enum):
+    """What a task's change between two releases costs the results measured on the older,
+    from the dearest: the model answers again, the judge grades again, or only the tables
+    are counted again."""
+
+    ANSWER_AGAIN = "answer again"
+    GRADE_AGAIN = "grade again"
+    RECOUNT = "recount"
+
+
+# Which change each part's difference makes, dearest first.
+_CHANGE_OF_PART = {
+    "media": Change.ANSWER_AGAIN,
+    "prompt": Change.ANSWER_AGAIN,
+    "answer_key": Change.GRADE_AGAIN,
+    "labels": Change.RECOUNT,
+}
+
+
+@dataclass(frozen=True)
+class TaskPrint:
+    """One task's fingerprint; `media` is None where the media's bytes were not known."""
+
+    media: str | None
+    prompt: str
+    answer_key: str
+    labels: str
+
+    def encoded(self) -> str:
+        return ":".join(getattr(self, part) or UNKNOWN for part in PARTS)
+
+    @classmethod
+    def decoded(cls, text: str) -> TaskPrint:
+        media, prompt, answer_key, labels = text.split(":")
+        return cls(None if media == UNKNOWN else media, prompt, answer_key, labels)
+
+    def differing_parts(self, other: TaskPrint) -> tuple[str, ...]:
+        """The parts that differ; unknown media differs from nothing (it was not measured)."""
+        found = []
+        for part in PARTS:
+            mine, theirs = getattr(self, part), getattr(other, part)
+            if mine is not None and theirs is not None and mine != theirs:
+                found.append(part)
+        return tuple(found)
+
+
+def short_digest(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGITS]
+
+
+def task_print(row: TaskRow, media_sha256: str | None) -> TaskPrint:
+    """The fingerprint of one row whose media file's sha256 is `media_sha256`."""
+    return TaskPrint(
+        media=None if media_sha256 is None else media_sha256[:DIGITS],
+        prompt=short_digest(row.prompt),
+        answer_key=row.rubric_sha256[:DIGITS],
+        labels=short_digest([row.domain, row.subdomain, row.media_type]),
+    )
+
+
+def release_prints(
+    rows: Iterable[TaskRow], media: Mapping[str, str | None]
+) -> dict[str, TaskPrint]:
+    """Each row's fingerprint, by task id; `media` maps a media path to its file's sha256."""
+    return {row.task_id: task_print(row, media.get(row.media_path)) for row in rows}
+
+
+def prints_record(prints: Mapping[str, TaskPrint]) -> dict[str, Any]:
+    """The fingerprints as a log's metadata holds them."""
+    return {
+        "format": RECORD_FORMAT,
+        "parts": list(PARTS),
+        "tasks": {task_id: found.encoded() for task_id, found in prints.items()},
+    }
+
+
+def prints_of_record(record: Any) -> dict[str, TaskPrint] | None:
+    """The fingerprints a log recorded, or None for a log that recorded none (written
+    before task version 2-H) or a record this version cannot read."""
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        return None
+    tasks = record.get("tasks")
+    if not isinstance(tasks, dict):
+        return None
+    try:
+        return {str(task_id): TaskPrint.decoded(str(text)) for task_id, text in tasks.items()}
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    task_id: str
+    change: Change
+    parts: tuple[str, ...]  # the parts that differ, in PARTS order
+
+
+@dataclass(frozen=True)
+class ReleaseDiff:
+    """Two releases task by task: what the newer adds, removes and changes."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[TaskChange, ...]
+    unchanged: tuple[str, ...]
+    unknown_media: tuple[str, ...] = field(default=())  # shared tasks whose media went unmeasured
+
+    def of(self, change: Change) -> tuple[str, ...]:
+        return tuple(c.task_id for c in self.changed if c.change is change)
+
+    @property
+    def same(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def change_of(parts: Iterable[str]) -> Change | None:
+    """The dearest change the differing `parts` make (None: no part differs)."""
+    found = [_CHANGE_OF_PART[part] for part in parts]
+    for change in Change:
+        if change in found:
+            return change
+    return None
+
+
+def diff_prints(old: Mapping[str, TaskPrint], new: Mapping[str, TaskPrint]) -> ReleaseDiff:
+    """Task by task, what changed from `old` to `new` (both in their own order)."""
+    changed, unchanged, unknown = [], [], []
+    for task_id, before in old.items():
+        after = new.get(task_id)
+        if after is None:
+            continue
+        parts = before.differing_parts(after)
+        change = change_of(parts)
+        if change is None:
+            unchanged.append(task_id)
+        else:
+            changed.append(TaskChange(task_id, change, parts))
+        if before.media is None or after.media is None:
+            unknown.append(task_id)
+    return ReleaseDiff(
+        added=tuple(t for t in new if t not in old),
+        removed=tuple(t for t in old if t not in new),
+        changed=tuple(changed),
+        unchanged=tuple(unchanged),
+        unknown_media=tuple(unknown),
+    )
+
+
+def differing_shared(a: Mapping[str, TaskPrint], b: Mapping[str, TaskPrint]) -> list[str]:
+    """The tasks both hold whose fingerprints differ: none, when the two read one release."""
+    return [t for t, found in a.items() if t in b and found.differing_parts(b[t])]
