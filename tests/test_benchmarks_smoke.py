@@ -159,3 +159,18 @@ def test_bench_completion_wait_times_both_waits_on_the_same_looks(tmp_path: Path
         assert entry["items"] == size and entry["same_looks"] is True
         assert entry["queue_median_s"] > 0 and entry["wait_on_pending_median_s"] > 0
     assert fingerprint.completed is workers.completed  # the old wait is not left in place
+
+
+def test_bench_releases_counts_what_a_carry_and_a_run_again_send(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.bench_releases import measure
+
+    monkeypatch.setenv("HSS_INSPECT_CACHE", str(tmp_path / "cache"))  # restored after
+    result = measure(tasks=12, fixes=2, repeats=1, root=tmp_path)
+    assert result["diff"]["summary"] == "0 task(s) added, 0 removed, 2 changed (2 to grade again)"
+    carry = result["carry"]
+    assert carry["carry_calls"] == {"judge": 2 * 3, "candidate": 0}
+    assert carry["run_again_calls"] == {"judge": 12 * 3, "candidate": 12 * 3}
+    assert "Sends 6 judge conversation(s) and 0 candidate attempt(s)" in " ".join(carry["estimate"])
+    assert result["report"]["logs"] == 4 and result["report"]["checked_median_s"] > 0

@@ -26,6 +26,7 @@ from hss_inspect.data.fingerprints import (
     change_of,
     diff_prints,
     differing_shared,
+    short_digest,
 )
 from hss_inspect.providers.paper_models import paper_release
 from hss_inspect.report.log_header import LogInfo
@@ -104,7 +105,15 @@ class Release:
         first = self.logs[0]
         versions = sorted({info.full_version or version_n(info) for info in self.logs})
         tasks = len(self.prints) or max(_tasks_run(info) for info in self.logs)
-        return f"{where_read(first)}: {tasks} task(s), task version {', '.join(versions)}"
+        told = f", fingerprint {self.digest}" if self.prints else ""
+        return f"{where_read(first)}: {tasks} task(s), task version {', '.join(versions)}{told}"
+
+    @property
+    def digest(self) -> str:
+        """A short digest of the release's fingerprints: what tells apart two releases read
+        from one place (a local copy edited between runs)."""
+        encoded = sorted(f"{task_id}={found.encoded()}" for task_id, found in self.prints.items())
+        return short_digest(encoded)[:8]
 
 
 def _tasks_run(info: LogInfo) -> int:

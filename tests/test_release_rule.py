@@ -1,0 +1,176 @@
+"""The one rule of which runs are comparable (report/releases.py), on logs written here:
+the same fingerprints over the tasks two runs share and the same N, else a leaderboard of
+their own; the paper's rows only beside runs of its release under its N; logs without
+fingerprints known by their dataset and commit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hss_inspect.commands.cli import main
+from hss_inspect.data.fingerprints import (
+    Change,
+    TaskPrint,
+    change_of,
+    diff_prints,
+    prints_of_record,
+    prints_record,
+)
+from hss_inspect.report.records import read_logs
+from hss_inspect.report.releases import releases_of
+from tests.support.logs import Item, Try, write_log
+
+ITEMS = [
+    Item("t1", "retrodiction", "image", (Try(True), Try(False))),
+    Item("t2", "theory_of_mind", "video", (Try(False), Try(False))),
+    Item("t3", "extrapolation", "image", (Try(True), Try(True))),
+]
+
+
+def printed(*parts: str) -> str:
+    return ":".join(parts)
+
+
+def release(tasks: dict[str, str]) -> dict[str, Any]:
+    return {"format": 1, "parts": ["media", "prompt", "answer_key", "labels"], "tasks": tasks}
+
+
+BASE = {t: printed(f"m{t}", f"p{t}", f"k{t}", f"l{t}") for t in ("t1", "t2", "t3")}
+
+
+def metadata(
+    tasks: dict[str, str] | None = None,
+    dataset: str = "lab/split",
+    commit: str | None = "a" * 40,
+    version: str = "2-G",
+) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "hss_dataset_requested": {"dataset": dataset, "revision": commit or "main"},
+        "hss_dataset_revision": commit,
+        "hss_dataset": f"hf://datasets/{dataset}@{commit}",
+        "hss_task_version": version,
+    }
+    if tasks is not None:
+        found["hss_release"] = release(tasks)
+    return found
+
+
+def groups(tmp_path: Path, *metas: dict[str, Any], items: list[Item] = ITEMS) -> list[list[str]]:
+    paths = [
+        write_log(tmp_path / f"run{n}.eval", items, model=f"m/{n}", metadata=meta)
+        for n, meta in enumerate(metas)
+    ]
+    infos, _ = read_logs(paths)
+    return [[Path(info.log).stem for info in group.logs] for group in releases_of(infos)]
+
+
+def test_one_release_one_leaderboard(tmp_path: Path) -> None:
+    assert groups(tmp_path, metadata(BASE), metadata(BASE)) == [["run0", "run1"]]
+
+
+def test_a_changed_task_or_another_n_makes_a_release_of_its_own(tmp_path: Path) -> None:
+    fixed = {**BASE, "t2": printed("mt2", "pt2", "FIXED", "lt2")}
+    assert groups(tmp_path, metadata(BASE), metadata(fixed), metadata(BASE)) == [
+        ["run0", "run2"],
+        ["run1"],
+    ]
+    assert groups(tmp_path, metadata(BASE), metadata(BASE, version="3-A")) == [["run0"], ["run1"]]
+
+
+def test_runs_of_parts_of_one_release_are_comparable(tmp_path: Path) -> None:
+    images = {t: BASE[t] for t in ("t1", "t3")}
+    video = {"t2": BASE["t2"]}
+    assert groups(tmp_path, metadata(images), metadata(video), metadata(BASE)) == [
+        ["run0", "run1", "run2"]
+    ]
+
+
+def test_unknown_media_is_not_a_difference(tmp_path: Path) -> None:
+    offline = {**BASE, "t1": printed("-", "pt1", "kt1", "lt1")}
+    assert groups(tmp_path, metadata(BASE), metadata(offline)) == [["run0", "run1"]]
+
+
+def test_logs_without_fingerprints_are_known_by_dataset_and_commit(tmp_path: Path) -> None:
+    assert groups(
+        tmp_path,
+        metadata(None),
+        metadata(None, commit="b" * 40),
+        metadata(BASE),
+        metadata(None, dataset="lab/other"),
+    ) == [["run0", "run2"], ["run1"], ["run3"]]
+
+
+def report(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["report", str(tmp_path / "logs"), *args]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("meta", "shown", "why"),
+    [
+        (metadata(BASE, dataset="ScaleAI/HSS"), True, ""),
+        (
+            metadata(BASE, dataset="ScaleAI/HSS", version="3-A"),
+            False,
+            "the runs are of task version 3-A, not comparable with the paper's (N = 2)",
+        ),
+        (
+            metadata(BASE, dataset="demo", commit=None),
+            False,
+            "the runs read hf://datasets/demo@None, not the paper's ScaleAI/HSS",
+        ),
+    ],
+)
+def test_the_papers_rows_stand_only_beside_runs_of_its_release(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    meta: dict[str, Any],
+    shown: bool,
+    why: str,
+) -> None:
+    write_log(tmp_path / "logs" / "a.eval", ITEMS, metadata=meta)
+    markdown = report(tmp_path, capsys, "--with-paper")
+    assert ("Human baseline (published)" in markdown) is shown
+    assert ("GPT-6-astra (max) (published)" in markdown) is shown
+    if not shown:
+        assert f"The paper's rows are not shown: {why}." in markdown
+    payload = json.loads(report(tmp_path, capsys, "--with-paper", "--format", "json"))
+    assert ("paper" in payload) is shown
+
+
+def test_csv_names_each_rows_release(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixed = {**BASE, "t2": printed("mt2", "pt2", "FIXED", "lt2")}
+    write_log(tmp_path / "logs" / "a.eval", ITEMS, model="m/a", metadata=metadata(BASE))
+    write_log(tmp_path / "logs" / "b.eval", ITEMS, model="m/b", metadata=metadata(fixed))
+    header, *rows = csv.reader(io.StringIO(report(tmp_path, capsys, "--format", "csv")))
+    assert header[-3:] == ["best", "second", "release"]
+    # each row the best of its own release: two runs, two leaderboards, both bold
+    assert ["pass_at_1" in row[-3].split() for row in rows] == [True, True]
+    # one place read, two releases: told apart by their fingerprints' digest
+    assert [row[-1].split(":")[0] for row in rows] == ["lab/split@aaaaaaaaaaaa"] * 2
+    assert rows[0][-1] != rows[1][-1] and all(", fingerprint " in row[-1] for row in rows)
+
+
+def test_a_diff_classes_each_part_by_what_it_costs() -> None:
+    old = {t: TaskPrint.decoded(v) for t, v in BASE.items()}
+    new = {
+        "t1": TaskPrint("OTHER", "pt1", "OTHER", "lt1"),  # media and key: answer again
+        "t2": TaskPrint("mt2", "pt2", "kt2", "OTHER"),  # labels only
+        "t4": TaskPrint("m", "p", "k", "l"),
+    }
+    diff = diff_prints(old, new)
+    assert [(c.task_id, c.change, c.parts) for c in diff.changed] == [
+        ("t1", Change.ANSWER_AGAIN, ("media", "answer_key")),
+        ("t2", Change.RECOUNT, ("labels",)),
+    ]
+    assert (diff.added, diff.removed, diff.unchanged) == (("t4",), ("t3",), ())
+    assert change_of(["answer_key", "labels"]) is Change.GRADE_AGAIN
+    assert change_of([]) is None
+    assert prints_of_record(prints_record(new)) == new
+    assert prints_of_record({"format": 99, "tasks": {}}) is None
