@@ -15,7 +15,11 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `funnel_report`: the funnel as Markdown, JSON, or HTML with a Fig. 8 style plot.
 - `funnel`: the funnel's arithmetic over the tasks' histories: net survivors per round.
 - `blind`: reviewers' blind answers, stored once before the reveal, and their grades.
-- `store`: the build's SQLite file: pool, people, tasks, revisions, reviews, flags.
+- `store`: the build's SQLite file, one door: pool, people, tasks, revisions, reviews, flags.
+- `revisions`: an author's writes: a draft saved, submitted, given up, or imported.
+- `rounds`: review rounds: dealt, shown, decided; the checks' flags.
+- `task_views`: a task as its pages show it, review slots, the funnel's histories.
+- `build_file`: the file's schema and connections, people and tokens, the pool's items.
 - `authoring`: what an author writes and the rules a draft meets to go to review.
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
