@@ -175,7 +175,7 @@ def carry_figures(old_log: str, second: Path, folder: Path, repeats: int) -> dic
     from hss_inspect.recipes.carry import carry_log
 
     with contextlib.redirect_stdout(io.StringIO()) as said:
-        main(["release", "carry", old_log, "--to", str(second), "--estimate"])
+        main(["release", "carry", old_log, str(second), "--estimate"])
     seconds, calls = [], Counter[str]()
     for n in range(repeats):
         with counted_calls() as counted:

@@ -280,6 +280,19 @@ HUMAN = ("hss_inspect/hss_human", "-T", "dataset=demo", "--model", "none")
 
 # A file the user gives that cannot be read as what it should be: a log, a price or
 # token-rules file, a study, people's answers, the rows of a dataset.
+RELEASE_MISTAKES = [
+    Mistake(
+        "a limited run given to release carry",
+        (HSS_INSPECT, "release", "carry", "{log}", "demo"),
+        ("a run limited to some samples (--limit or --sample-id)", "carry takes a whole run"),
+    ),
+    Mistake(
+        "a release named without its dataset",
+        (HSS_INSPECT, "release", "diff", "@main", "demo"),
+        ("'@main' names no dataset", "give DATASET@REVISION, a local copy or a log"),
+    ),
+]
+
 FILE_MISTAKES = [
     Mistake(
         "a log cut short",
@@ -573,7 +586,7 @@ NAME_MISTAKES = [
     ),
 ]
 
-MISTAKES = EVAL_MISTAKES + COMMAND_MISTAKES + FILE_MISTAKES + NAME_MISTAKES
+MISTAKES = EVAL_MISTAKES + COMMAND_MISTAKES + RELEASE_MISTAKES + FILE_MISTAKES + NAME_MISTAKES
 
 
 def test_the_page_of_mistakes_lists_every_mistake_tried() -> None:

@@ -73,7 +73,7 @@ def new_log(hub: dict[str, Any]) -> EvalLog:
 def carried(hub: dict[str, Any], old_log: EvalLog) -> EvalLog:
     out = hub["dir"] / "logs-carried" / "carried.eval"
     to = f"{rv.REPO_ID}@{hub['new']}"
-    run(hub["env"], HSS, "release", "carry", old_log.location, "--to", to, "--out", str(out))
+    run(hub["env"], HSS, "release", "carry", old_log.location, to, "--out", str(out))
     return read_eval_log(str(out))
 
 
@@ -172,7 +172,7 @@ def test_a_carried_log_scores_as_a_fresh_run_of_the_new_release(
 
 def test_the_estimate_says_what_the_carry_sends(hub: dict[str, Any], old_log: EvalLog) -> None:
     to = f"{rv.REPO_ID}@{hub['new']}"
-    done = run(hub["env"], HSS, "release", "carry", old_log.location, "--to", to, "--estimate")
+    done = run(hub["env"], HSS, "release", "carry", old_log.location, to, "--estimate")
     epochs = old_log.eval.config.epochs
     assert "- graded again (reference or rubric changed): 1 task(s)" in done.stdout
     assert "- answered again (media or prompt changed, or added): 3 task(s)" in done.stdout
@@ -197,7 +197,7 @@ def test_no_leaderboard_ranks_runs_of_two_releases(
     assert report["releases"][1]["heading"].startswith(f"{rv.REPO_ID}@{hub['new'][:12]}: 6 task(s)")
     (note,) = report["release_notes"]
     assert "1 task(s) added, 1 removed, 4 changed" in note
-    assert f"hss-inspect release carry LOG --to {rv.REPO_ID}@{hub['new'][:12]}" in note
+    assert f"hss-inspect release carry LOG {rv.REPO_ID}@{hub['new'][:12]}" in note
     markdown = run(hub["env"], HSS, "report", *logs, "--with-paper").stdout
     assert markdown.count("## Leaderboard (pass@1, %)") == 2
     assert "(published)" not in markdown

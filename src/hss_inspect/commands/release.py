@@ -37,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "carry", help="a log of the old release carried to the new for the price of the changes"
     )
     carry.add_argument("log", help="the log to carry (.eval or .json)")
-    carry.add_argument("--to", required=True, metavar="NEW", help="the new release: " + SIDE_HELP)
+    carry.add_argument(
+        "new", help="the new release: " + SIDE_HELP.replace(" or a log (.eval/.json)", "")
+    )
     carry.add_argument(
         "--out", type=Path, help="the carried log to write [beside LOG, named LOG-carried.eval]"
     )
@@ -76,7 +78,7 @@ def side_prints(side: str) -> tuple[str, dict[str, TaskPrint]]:
     from hss_inspect.data.release import fingerprints_of
     from hss_inspect.media.facts import remembered_sha256
 
-    release = release_named(side, "release diff")
+    release = release_named(side)
     return release.description, fingerprints_of(release, release.read_rows(), remembered_sha256)
 
 
@@ -93,7 +95,7 @@ def log_prints(path: str) -> dict[str, TaskPrint]:
     return found
 
 
-def release_named(side: str, command: str) -> Release:
+def release_named(side: str) -> Release:
     """The release a side names: a local copy when the path exists, else `ID@REVISION`."""
     from hss_inspect.data.release import open_release
 
@@ -103,7 +105,9 @@ def release_named(side: str, command: str) -> Release:
     if not at:
         dataset, revision = side, DEFAULTS["revision"]
     if not dataset:
-        raise InputError(f"{command}: {side!r} names no dataset; give DATASET@REVISION or a path")
+        raise InputError(
+            f"{side!r} names no dataset: give DATASET@REVISION, a local copy or a log (.eval)"
+        )
     return open_release(dataset, revision)
 
 
@@ -112,8 +116,8 @@ def run_carry(args: argparse.Namespace) -> int:
     from hss_inspect.report.logs import read_header
 
     if not Path(args.log).is_file():
-        raise InputError(f"release carry: {args.log}: no such log")
-    release = release_named(args.to, "release carry")
+        raise InputError(f"{args.log}: no such log; give the .eval or .json log to carry")
+    release = release_named(args.new)
     if args.estimate:
         from hss_inspect.report.carry_cost import carry_cost, estimate_text
 

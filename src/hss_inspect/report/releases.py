@@ -141,7 +141,7 @@ def release_diff_line(older: Release, newer: Release) -> str:
     diff = diff_prints(older.prints, newer.prints)
     return (
         f"{newer.heading} against {older.heading}: {diff_summary(diff)}; bring a run across "
-        f"with `hss-inspect release carry LOG --to {where_read(newer.logs[0])}`."
+        f"with `hss-inspect release carry LOG {where_read(newer.logs[0])}`."
     )
 
 
