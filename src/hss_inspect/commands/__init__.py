@@ -12,8 +12,8 @@ prints; a subcommand's module is imported only when it runs.
 - `frames`: `frames`, the exact frames a model receives for one clip.
 - `cache`: `cache`, where the media cache is and what it holds.
 - `human`: `human new | serve | status | export`, a study of people answering HSS.
-- `build`: `build new | import | serve | links | status | funnel | check | export`, tasks
-  authored, reviewed in three rounds and exported as a release.
+- `build`: `build new | import | serve | links | status | funnel | check | export | reopen |
+  retire`, tasks authored, reviewed in three rounds and exported as a release, in versions.
 - `release`: `release diff | carry`, what changed between two releases, and a log carried
   to the newer for the price of the changes.
 - `options`: `options`, the options a task takes, with their defaults and meaning.

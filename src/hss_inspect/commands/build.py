@@ -1,4 +1,5 @@
-"""`hss-inspect build new | import | serve | links | status | funnel | check | export`: HSS
+"""`hss-inspect build new | import | serve | links | status | funnel | check | export | reopen |
+retire`: HSS
 tasks built as the paper built them (`hss_inspect.construction`): authored from a media
 pool, checked, passed by three independent review rounds, and exported as a release."""
 
@@ -50,6 +51,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("--title", help="the dataset card's title [the build's file name]")
     export.add_argument("--allow-duplicates", action="store_true",
                         help="export tasks whose item repeats the --against release's")  # fmt: skip
+    export.add_argument(
+        "--version",
+        help="the version this export is, named in its card with the changes since the last "
+        "[the last numbered one + 1; 1]",
+    )
+    reopen = actions.add_parser("reopen", help="an admitted task back to its author for an erratum")
+    reopen.add_argument("build", type=Path, help="the build's SQLite file")
+    reopen.add_argument("task", help="the admitted task's id")
+    reopen.add_argument("--note", required=True, help="what is wrong, for its author to mend")
+    retire = actions.add_parser("retire", help="an admitted task left out of later versions")
+    retire.add_argument("build", type=Path, help="the build's SQLite file")
+    retire.add_argument("task", help="the admitted task's id")
+    from hss_inspect.construction.versions import RETIRE_REASONS
+
+    retire.add_argument("--reason", required=True, choices=RETIRE_REASONS, help="why it goes")
+    retire.add_argument("--note", default="", help="a word on it, kept in the changelog")
 
 
 def add_new(new: argparse.ArgumentParser) -> None:
@@ -109,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     return {
         "new": run_new, "import": run_import, "serve": run_serve, "links": run_links,
         "status": run_status, "funnel": run_funnel, "check": run_check, "export": run_export,
+        "reopen": run_reopen, "retire": run_retire,
     }[args.action](args)  # fmt: skip
 
 
@@ -262,27 +280,53 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from hss_inspect.construction import blind, store
+    from hss_inspect.construction import blind, store, versions
     from hss_inspect.construction.duplicates import refuse_release_duplicates
-    from hss_inspect.construction.export import export_release
+    from hss_inspect.construction.export import History, export_release
     from hss_inspect.construction.funnel import funnel
 
     canary = store.canary_of(args.build)  # a build made before canaries gains one, kept
     settings = store.settings_of(args.build)
+    version = versions.next_version(args.build, args.version)
     found = funnel(*store.build_funnel_inputs(args.build))
     title = args.title or f"HSS-format tasks: {args.build.stem}"
     tasks = store.admitted(args.build)
     if not args.allow_duplicates:
         refuse_release_duplicates(args.build, tasks)
     baseline = blind.baseline_lines(args.build)  # the split's own human baseline, if measured
+    history = History(version, versions.versions(args.build), versions.retirements(args.build),
+                      versions.erratum_notes(args.build))  # fmt: skip
     written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title,
-                             baseline)  # fmt: skip
+                             baseline, history)  # fmt: skip
+    versions.record_export(
+        args.build, version, args.out, written.prints, versions.funnel_record(found)
+    )
     print(
-        f"wrote {len(written.rows)} admitted task(s) and {written.media_bytes / 1e6:.1f} MB of "
-        f"media to {args.out} (rows, checksums.sha256, README.md), each file holding the "
-        f"canary GUID {canary}; evaluate with: inspect eval "
+        f"wrote version {version}: {len(written.rows)} admitted task(s) and "
+        f"{written.media_bytes / 1e6:.1f} MB of media to {args.out} (rows, checksums.sha256, "
+        f"README.md), each file holding the canary GUID {canary}; evaluate with: inspect eval "
         f"hss_inspect/hss -T dataset={args.out} --model <model> --model-role grader=<judge>"
     )
+    if written.changes is not None:
+        for line in versions.changelog_lines(written.changes):
+            print(line)
     for line in baseline:
         print(line)
+    return 0
+
+
+def run_reopen(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.versions import reopen
+
+    reopen(args.build, args.task, args.note)
+    print(f"task {args.task}: back to its author with the erratum; its next revision goes "
+          "through the review rounds again")  # fmt: skip
+    return 0
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    from hss_inspect.construction.versions import retire
+
+    retire(args.build, args.task, args.reason, args.note)
+    print(f"task {args.task}: retired ({args.reason}); later exports leave it out")
     return 0

@@ -12,6 +12,8 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `media_match`: when two images or clips are near-duplicates: the rules and thresholds.
 - `text_repeats`: questions and references that nearly repeat another, flagged.
 - `export`: the admitted tasks as a release folder with checksums and a dataset card.
+- `versions`: versions of the split: tasks reopened for an erratum or retired, each export a
+  version with its fingerprints, the changelog from one to the next.
 - `funnel_report`: the funnel as Markdown, JSON, or HTML with a Fig. 8 style plot.
 - `funnel`: the funnel's arithmetic over the tasks' histories: net survivors per round.
 - `blind`: reviewers' blind answers, stored once before the reveal, and their grades.

@@ -94,7 +94,24 @@ CREATE TABLE IF NOT EXISTS edit_marks (
     FOREIGN KEY (task_id, revision, round) REFERENCES reviews(task_id, revision, round)
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA
+# Versions of the split (`versions`): admitted tasks reopened for an erratum (the revision
+# reopened, and the note its author is shown), tasks retired, and each export as a version.
+VERSIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS reopenings (
+    task_id TEXT NOT NULL REFERENCES tasks(task_id), revision INTEGER NOT NULL,
+    note TEXT NOT NULL, reopened_at REAL NOT NULL, PRIMARY KEY (task_id, revision)
+);
+CREATE TABLE IF NOT EXISTS retirements (
+    task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+    reason TEXT NOT NULL CHECK (reason IN ('erratum', 'exposure', 'other')),
+    note TEXT NOT NULL, retired_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS exports (
+    version TEXT PRIMARY KEY, exported_at REAL NOT NULL, folder TEXT NOT NULL,
+    prints TEXT NOT NULL, funnel TEXT NOT NULL
+);
+"""
+ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA + VERSIONS_SCHEMA
 # The indexes of the lookups a page makes at every request (a reviewer's rounds, an
 # author's tasks, the Edits' feedback), made in a build of any version when first opened.
 INDEXES = """

@@ -13,7 +13,7 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,20 @@ from hss_inspect.construction.funnel_report import STAGE_HEADER, stage_rows, sum
 from hss_inspect.construction.pool import PoolItem, media_type_of
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.store import TaskView
+from hss_inspect.construction.versions import (
+    Changelog,
+    Version,
+    changelog,
+    funnel_record,
+    versions_lines,
+)
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.markdown import table
 from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
-from hss_inspect.data.release import ROWS_FILE
+from hss_inspect.data.fingerprints import TaskPrint
+from hss_inspect.data.release import ROWS_FILE, LocalRelease, fingerprints_of
 from hss_inspect.data.rows import TaskRow, row_record
+from hss_inspect.media.facts import remembered_sha256
 from hss_inspect.web.media import remux_without_audio
 
 CHECKSUMS_FILE = "checksums.sha256"
@@ -41,6 +50,19 @@ CARD_FILE = "README.md"
 class Written:
     rows: list[TaskRow]
     media_bytes: int
+    prints: dict[str, TaskPrint] = field(default_factory=dict)  # of the files as released
+    changes: Changelog | None = None
+
+
+@dataclass(frozen=True)
+class History:
+    """What a versioned export needs of the build: its version, the versions before it, the
+    retired tasks and the errata (`versions`)."""
+
+    version: str
+    earlier: list[Version]
+    retired: dict[str, tuple[str, str]]
+    errata: dict[str, str]
 
 
 def release_rows(tasks: Sequence[tuple[TaskView, PoolItem]]) -> list[TaskRow]:
@@ -123,9 +145,11 @@ def export_release(
     settings: dict[str, Any],
     title: str,
     baseline: Sequence[str] = (),
+    history: History | None = None,
 ) -> Written:
     """The release folder, its card with the split's own human baseline when the build
-    measured one (`baseline`: `blind.baseline_lines`)."""
+    measured one (`baseline`: `blind.baseline_lines`) and, for a version (`history`), its
+    changelog against the version before, from the fingerprints of the files as written."""
     if not tasks:
         raise InputError(
             "no task is admitted yet: nothing to export (`hss-inspect build status` shows "
@@ -136,9 +160,16 @@ def export_release(
     for media_path in sorted({row.media_path for row in written.rows}):
         mark_media(out / media_path, canary)
     write_checksums(out, written.rows, canary)
-    card = dataset_card(written.rows, funnel, settings, title, baseline)
+    prints = fingerprints_of(LocalRelease(out / ROWS_FILE, out), written.rows, remembered_sha256)
+    changes = None
+    versioned: list[str] = []
+    if history is not None:
+        before = history.earlier[-1] if history.earlier else None
+        changes = changelog(history.version, before, prints, history.retired, history.errata)
+        versioned = versions_lines(history.earlier, changes, funnel_record(funnel))
+    card = dataset_card(written.rows, funnel, settings, title, baseline, versioned)
     (out / CARD_FILE).write_text(card, encoding="utf-8")
-    return written
+    return Written(written.rows, written.media_bytes, prints, changes)
 
 
 def card_header(title: str, tasks: int) -> str:
@@ -175,6 +206,7 @@ def dataset_card(
     settings: dict[str, Any],
     title: str,
     baseline: Sequence[str] = (),
+    versioned: Sequence[str] = (),
 ) -> str:
     criteria = sum(len(row.criteria) for row in rows)
     single = sum(len(row.criteria) == 1 for row in rows)
@@ -198,6 +230,7 @@ def dataset_card(
         "## The funnel (Fig. 8)",
         table(STAGE_HEADER, stage_rows(funnel)),
         summary_line(funnel),
+        *(["## Versions", "\n".join(versioned)] if versioned else []),
         *baseline_section(baseline),
         "## Tasks by domain, subdomain and media",
         table(["domain", "subdomain", *MEDIA_TYPES, "tasks"], taxonomy_rows(rows)),

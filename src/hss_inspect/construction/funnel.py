@@ -87,6 +87,8 @@ def position(history: TaskHistory, rounds: int) -> Position | None:
     last = max((s for s in history.reviews if s.revision == latest), key=lambda s: s.round)
     if last.verdict is None:
         return Position(last.round - 1, WAITING, last.round)
+    if last.verdict == "pass" and history.view.state == "returned":
+        return Position(0, IN_REVISION, 1)  # admitted, then reopened for an erratum
     if last.verdict == "pass":
         if last.round < rounds:
             raise ValueError(

@@ -101,6 +101,15 @@ def task_views(
         parameters,
     ):
         drops[row[0]] = ReviewSlot(*row)  # the latest holds
+    # an admitted task reopened for an erratum: the note its author is shown, as an Edit's
+    for task_id, note in db.execute(
+        "SELECT o.task_id, o.note FROM reopenings o JOIN tasks t ON t.task_id = o.task_id "
+        f"WHERE o.revision = t.revision AND t.state = 'returned' AND {where}",
+        parameters,
+    ):
+        edits.setdefault(task_id, []).append(
+            ReviewSlot(task_id, 0, 0, None, "", 0.0, "edit", None, f"Erratum: {note}")
+        )
     rows = db.execute(f"{VIEW_QUERY} WHERE {where} ORDER BY t.task_id", parameters)
     return [
         TaskView(
@@ -205,9 +214,12 @@ def histories(path: Path) -> list[TaskHistory]:
 
 
 def admitted(path: Path) -> list[tuple[TaskView, PoolItem]]:
-    """The admitted tasks at their admitted revision, with their items, in task order."""
+    """The admitted tasks at their admitted revision, with their items, in task order; a
+    retired task is left out (`versions.retire`)."""
     with reading(path) as db:
-        views = task_views(db, "t.state = 'admitted'")
+        views = task_views(
+            db, "t.state = 'admitted' AND t.task_id NOT IN (SELECT task_id FROM retirements)"
+        )
     return [(view, view.item) for view in views]
 
 
