@@ -174,3 +174,36 @@ def test_a_diff_classes_each_part_by_what_it_costs() -> None:
     assert change_of([]) is None
     assert prints_of_record(prints_record(new)) == new
     assert prints_of_record({"format": 99, "tasks": {}}) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["report", "{logs}", "--sweep", "frames"], "a sweep"),
+        (["report", "{logs}", "--format", "register"], "the register's evaluation report"),
+        (
+            ["report", "{logs}", "--format", "hf-eval-results", "--out", "{out}"],
+            "the hub's eval results",
+        ),
+        (["agreement", "{logs}"], "agreement"),
+        (
+            ["register", "{logs}", "--repository-url", "https://github.com/o/r",
+             "--repository-commit", "0" * 40],
+            "the register's entry",
+        ),
+    ],
+)  # fmt: skip
+def test_tables_and_publishers_of_one_release_refuse_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], what: str
+) -> None:
+    fixed = {**BASE, "t2": printed("mt2", "pt2", "FIXED", "lt2")}
+    a = write_log(tmp_path / "logs" / "a.eval", ITEMS, model="m/a", metadata=metadata(BASE))
+    b = write_log(tmp_path / "logs" / "b.eval", ITEMS, model="m/b", metadata=metadata(fixed))
+    words = [w.format(logs=tmp_path / "logs", out=tmp_path / "out") for w in argv]
+    assert main(words) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith(
+        f"{what} takes runs of one release: {a} and {b} differ (1 shared task(s) differ "
+        "(1 to grade again: t2)); give the logs of one release, or carry the others to it "
+        "(hss-inspect release carry)"
+    )

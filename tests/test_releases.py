@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from tests.support import release_versions as rv
 from tests.support.runs import INSPECT
-from tests.support.servers import olah_hub
+from tests.support.servers import olah_hub, served_viewer_bundle
 
 pytestmark = pytest.mark.slow
 
@@ -226,3 +227,23 @@ def test_agreement_and_the_register_refuse_runs_of_two_releases(
         f"hss-inspect agreement: agreement takes runs of one release: "
         f"{old_log.location} and {new_log.location} differ (4 shared task(s) differ"
     )
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_the_viewer_opens_a_carried_log(carried: EvalLog, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    from tests.test_viewer import BROWSER_ARGS
+
+    site = served_viewer_bundle(Path(carried.location).parent, tmp_path / "site")
+    with site as url, playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(
+            executable_path=shutil.which("chromium"), args=BROWSER_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        page.get_by_text("hss", exact=False).first.click(timeout=30_000)
+        for task_id in ("t-keep", "t-fix", "t-new"):
+            page.get_by_text(task_id).first.wait_for(timeout=30_000)
+        page.get_by_text("t-fix").first.click()
+        page.get_by_text(rv.ANSWER).first.wait_for(timeout=30_000)  # the stored answer
+        browser.close()
