@@ -207,3 +207,41 @@ def test_tables_and_publishers_of_one_release_refuse_two(
         "(1 to grade again: t2)); give the logs of one release, or carry the others to it "
         "(hss-inspect release carry)"
     )
+
+
+def test_a_hub_release_takes_the_hubs_own_hashes_of_its_lfs_media(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hub's sha256 of each LFS file, asked in requests of at most 500 paths and with no
+    download; a file the hub keeps in git is fetched and hashed; offline, unknown."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+
+    from hss_inspect.data import hub
+    from hss_inspect.data.release import HubRelease
+
+    asked: list[int] = []
+
+    def listed(self: object, repo_id: str, paths: list[str], **kwargs: object) -> list[RepoFile]:
+        asked.append(len(paths))
+        return [
+            RepoFile(path=p, size=1, oid="git" + p, lfs=None if p.endswith(".txt") else {
+                "size": 1, "oid": f"sha-of-{p}", "pointerSize": 100})
+            for p in paths
+        ]  # fmt: skip
+
+    fetched: list[str] = []
+    monkeypatch.setattr(HfApi, "get_paths_info", listed)
+    monkeypatch.setattr(hub, "cached", lambda repo, path, revision: None)
+    monkeypatch.setattr(
+        hub, "download", lambda repo, path, revision: fetched.append(path) or Path(path)
+    )
+    release = HubRelease("lab/split", "main", "c" * 40)
+    paths = [f"media/{n}.png" for n in range(1200)] + ["media/notes.txt"]
+    found = release.media_digests(paths, lambda path: f"hashed {path}")
+    assert asked == [500, 500, 201]
+    assert found["media/7.png"] == "sha-of-media/7.png"
+    assert found["media/notes.txt"] == "hashed media/notes.txt" and fetched == ["media/notes.txt"]
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    assert release.media_digests(["media/7.png"], lambda path: "never") == {"media/7.png": None}

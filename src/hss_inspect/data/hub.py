@@ -26,6 +26,9 @@ class HubError(SetupError):
     """A dataset on the hub that cannot be read; the message names it and the remedy."""
 
 
+# Paths listed a request when asking the hub for its files' hashes: a request stays small
+# whatever the release's size.
+PATHS_A_REQUEST = 500
 # Endpoints found out of reach in this process: later downloads read the cache only,
 # instead of each spending the hub client's ~25 s of retries.
 _unreachable: set[str] = set()
@@ -107,7 +110,14 @@ def lfs_sha256(repo_id: str, paths: Sequence[str], revision: str) -> dict[str, s
         return None
     try:
         api = HfApi()
-        listed = api.get_paths_info(repo_id, list(paths), revision=revision, repo_type="dataset")
+        chunks = [
+            list(paths[n : n + PATHS_A_REQUEST]) for n in range(0, len(paths), PATHS_A_REQUEST)
+        ]
+        listed = [
+            info
+            for chunk in chunks
+            for info in api.get_paths_info(repo_id, chunk, revision=revision, repo_type="dataset")
+        ]
     except Exception as exc:
         logger.warning(
             "%s@%s: the hub did not list the media files (%s); the media of tasks not in the "
