@@ -171,34 +171,34 @@ def test_a_picture_saved_as_jpeg_writes_the_protocols_bytes(
     assert again.encoded == data and again.tobytes() == picture.tobytes()
 
 
-def test_local_models_get_the_decoded_pictures_of_the_inspect_turn() -> None:
+def test_local_models_get_the_decoded_picture_of_the_inspect_turn() -> None:
+    """The demo's first image (lmms-eval's own task objects hand a clip's frames over the
+    same way: test_a_local_lmms_eval_model_gets_the_decoded_pictures)."""
     from inspect_ai.model import ContentImage
 
     from hss_inspect.lmms import turn
     from hss_inspect.lmms.docs import task_docs
     from hss_inspect.lmms.options import run_options
 
-    options = run_options({"dataset": "demo"}, {"HSS_TASK_ARGS": '{"max_frames": 4}'})
-    image_doc, clip_doc = task_docs(options)[:2]
-    for doc in (image_doc, clip_doc):
-        sent = [
-            base64.b64decode(part.image.partition(",")[2])
-            for part in turn.turn_content(doc, options)
-            if isinstance(part, ContentImage)
-        ]
-        (message,) = turn.chat_messages(doc, options)
-        pictures = [p["url"] for p in message["content"] if p["type"] == "image"]
-        assert len(pictures) == len(sent) == (1 if doc is image_doc else 4)
-        for picture, data in zip(pictures, sent, strict=True):
-            assert isinstance(picture, Image.Image)
-            assert (picture.size, picture.convert("RGB").tobytes()) == upright_pixels(data)
-        assert [p.tobytes() for p in turn.visuals(doc, options)] == [p.tobytes() for p in pictures]
+    options = run_options({"dataset": "demo", "media": "image"}, {})
+    doc = task_docs(options)[0]
+    (sent,) = [
+        base64.b64decode(part.image.partition(",")[2])
+        for part in turn.turn_content(doc, options)
+        if isinstance(part, ContentImage)
+    ]
+    (message,) = turn.chat_messages(doc, options)
+    (picture,) = [p["url"] for p in message["content"] if p["type"] == "image"]
+    assert isinstance(picture, Image.Image)
+    assert (picture.size, picture.convert("RGB").tobytes()) == upright_pixels(sent)
+    (visual,) = turn.visuals(doc, options)
+    assert visual.tobytes() == picture.tobytes()
 
 
 @pytest.mark.parametrize(
     ("declared", "environ"),
     [
-        # a local model: lmms-eval hands the task the YAML's whole table, no entry its own
+        # a model the YAML does not name: lmms-eval hands the task the whole table
         ({"openai": {"writes_images_as": "PNG"}}, {}),
         (None, {}),
         ({"writes_images_as": "LMMS_IMAGE_ENCODE_FORMAT"}, {"LMMS_IMAGE_ENCODE_FORMAT": "JPEG"}),
@@ -589,20 +589,6 @@ def demo_clip_turn(task: Any) -> tuple[list[bytes], list[Any]]:
         if isinstance(part, ContentImage)
     ]
     return sent, task.doc_to_messages(doc)
-
-
-@needs_lmms
-def test_lmms_eval_s_openai_model_encodes_a_clip_as_the_inspect_tasks_jpeg_bytes(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from lmms_eval.protocol import ChatMessages
-
-    sent, messages = demo_clip_turn(lmms_eval_task("openai", monkeypatch, "JPEG"))
-    (message,) = ChatMessages(messages=messages).to_openai_messages()
-    urls = [p["image_url"]["url"] for p in message["content"] if p["type"] == "image_url"]
-    assert len(sent) > 1
-    assert [base64.b64decode(url.partition(",")[2]) for url in urls] == sent
-    assert all(url.startswith("data:image/jpeg;base64,") for url in urls)
 
 
 @needs_lmms
