@@ -31,9 +31,7 @@ process_docs_video = _process_docs({"media": "video"})
 process_docs_demo = _process_docs({"dataset": "demo"})
 
 
-# lmms_eval_specific_kwargs is the YAML's entry for the run's model (how it writes images)
-
-
+# lmms_eval_specific_kwargs: the YAML's entry for the run's model (how it writes images)
 def doc_to_messages(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> Any:
     return turn.chat_messages(doc, run_options({}), lmms_eval_specific_kwargs)
 
