@@ -1,7 +1,8 @@
 """HSS inside lmms-eval (the `lmms` extra, docs/lmms-eval.md): the real `lmms-eval` command
 line and the real `inspect eval` run against one scripted OpenAI-compatible server, which
 answers each request from its content; the two must send the same frames (count, times,
-decoded pixels), get the same verdicts and the same pass@1.
+the JPEG bytes themselves, a clip at the 500-frame cap among them), get the same verdicts
+and the same pass@1.
 
 Run in the extra's own venv (`.ci/run` builds it): `pytest -m lmms`. Where lmms_eval is not
 installed the tests that need it are skipped; the import check runs everywhere.
@@ -16,18 +17,27 @@ import io
 import json
 import math
 import os
+import pickle
 import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from PIL import Image, ImageOps
 
 from hss_inspect.lmms.__main__ import tasks_folder
-from tests.support.fixture_repo import EXPECTED_ATTEMPTS, TASKS, build_repo
+from tests.support.fixture_repo import (
+    EXPECTED_ATTEMPTS,
+    TASKS,
+    FixtureTask,
+    build_repo,
+    write_video,
+)
 from tests.support.runs import CANDIDATE, run_eval
 from tests.support.servers import scripted_models
 
@@ -36,9 +46,22 @@ needs_lmms = pytest.mark.skipif(not HAS_LMMS, reason="lmms-eval: pip install '.[
 pytestmark = pytest.mark.lmms
 
 LMMS_EVAL = str(Path(sys.executable).with_name("lmms-eval"))
+# A 300 s clip at the protocol's 2 fps: 600 frames planned, thinned to the 500-frame cap.
+LONG_CLIP = FixtureTask(
+    "vid-long",
+    "PASS",
+    "Temporal & Causal Dynamics",
+    "Extrapolation",
+    "video",
+    "media/vid_long.mp4",
+    ({"id": "c1", "title": "States the key fact"},),
+)
+LONG_SIZE, FRAME_CAP = (320, 180), 500
 # The fixture's tasks whose grades do not depend on what the server saw before (ONCE counts
-# the server's calls, which two harnesses on one server would share).
-SIDE_BY_SIDE = tuple(t for t in TASKS if t.behaviour != "ONCE")
+# the server's calls, which two harnesses on one server would share), and the long clip.
+SIDE_BY_SIDE = (*(t for t in TASKS if t.behaviour != "ONCE"), LONG_CLIP)
+# lmms-eval's quality for an image it encodes as JPEG itself (LMMS_IMAGE_JPEG_QUALITY unset)
+LMMS_JPEG_QUALITY = 85
 _FRAME_LABEL = re.compile(r"^Frame at ([0-9.]+) s:$")
 
 
@@ -93,37 +116,167 @@ def test_a_run_without_a_judge_model_says_which_variable_to_set() -> None:
         judge_server_reply({})
 
 
+# ---- the pictures lmms-eval's models are handed -------------------------------------
+
+
+def jpeg_of(pixels: Image.Image, quality: int = 90, orientation: int | None = None) -> bytes:
+    buffer = io.BytesIO()
+    exif = Image.Exif()
+    if orientation is not None:
+        exif[0x0112] = orientation
+    pixels.save(buffer, format="JPEG", quality=quality, exif=exif.tobytes())
+    return buffer.getvalue()
+
+
+def upright_pixels(data: bytes) -> tuple[tuple[int, int], bytes]:
+    """The picture in `data` as a viewer shows it, decoded by Pillow here."""
+    with Image.open(io.BytesIO(data)) as opened:
+        upright = ImageOps.exif_transpose(opened).convert("RGB")
+        return upright.size, upright.tobytes()
+
+
+def noise(size: tuple[int, int], seed: int = 0) -> Image.Image:
+    rng = np.random.default_rng(seed)
+    return Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8))
+
+
+@pytest.mark.parametrize("orientation", [None, 6])
+def test_a_picture_saved_as_jpeg_writes_the_protocols_bytes(
+    tmp_path: Path, orientation: int | None
+) -> None:
+    from hss_inspect.lmms.pictures import EncodedPicture
+
+    data = jpeg_of(noise((64, 48)), orientation=orientation)
+    picture = EncodedPicture.decode(data)
+    # a local model sees the decoded picture, turned upright
+    assert (picture.size, picture.convert("RGB").tobytes()) == upright_pixels(data)
+    # saved as JPEG in the ways lmms-eval's models save (a buffer and a quality, a .jpeg
+    # file, JPG), it is the protocol's bytes
+    for name in ("JPEG", "jpg"):
+        buffer = io.BytesIO()
+        picture.save(buffer, format=name, quality=LMMS_JPEG_QUALITY)
+        assert buffer.getvalue() == data
+    picture.save(tmp_path / "frame.jpeg")
+    assert (tmp_path / "frame.jpeg").read_bytes() == data
+    # as PNG it is the decoded pixels, losslessly
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    assert upright_pixels(buffer.getvalue()) == upright_pixels(data)
+    # a copy (a model's resize or conversion) is new pixels: encoded anew
+    buffer = io.BytesIO()
+    picture.copy().save(buffer, format="JPEG", quality=LMMS_JPEG_QUALITY)
+    assert buffer.getvalue() != data
+    # and a copy through pickling keeps the bytes
+    again = pickle.loads(pickle.dumps(picture))
+    assert again.encoded == data and again.tobytes() == picture.tobytes()
+
+
+def test_local_models_get_the_decoded_picture_of_the_inspect_turn() -> None:
+    """The demo's first image (lmms-eval's own task objects hand a clip's frames over the
+    same way: test_a_local_lmms_eval_model_gets_the_decoded_pictures)."""
+    from inspect_ai.model import ContentImage
+
+    from hss_inspect.lmms import turn
+    from hss_inspect.lmms.docs import task_docs
+    from hss_inspect.lmms.options import run_options
+
+    options = run_options({"dataset": "demo", "media": "image"}, {})
+    doc = task_docs(options)[0]
+    (sent,) = [
+        base64.b64decode(part.image.partition(",")[2])
+        for part in turn.turn_content(doc, options)
+        if isinstance(part, ContentImage)
+    ]
+    (message,) = turn.chat_messages(doc, options)
+    (picture,) = [p["url"] for p in message["content"] if p["type"] == "image"]
+    assert isinstance(picture, Image.Image)
+    assert (picture.size, picture.convert("RGB").tobytes()) == upright_pixels(sent)
+    (visual,) = turn.visuals(doc, options)
+    assert visual.tobytes() == picture.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("declared", "environ"),
+    [
+        # a model the YAML does not name: lmms-eval hands the task the whole table
+        ({"openai": {"writes_images_as": "PNG"}}, {}),
+        (None, {}),
+        ({"writes_images_as": "LMMS_IMAGE_ENCODE_FORMAT"}, {"LMMS_IMAGE_ENCODE_FORMAT": "JPEG"}),
+        ({"writes_images_as": "LMMS_IMAGE_ENCODE_FORMAT"}, {"LMMS_IMAGE_ENCODE_FORMAT": "jpg"}),
+    ],
+)
+def test_a_model_that_writes_jpeg_or_reads_the_pixels_runs(
+    declared: dict[str, Any] | None, environ: dict[str, str]
+) -> None:
+    from hss_inspect.lmms.pictures import check_images_go_as_jpeg
+
+    check_images_go_as_jpeg(declared, environ)
+
+
+def test_a_model_that_would_write_the_frames_as_png_says_which_variable_to_set() -> None:
+    from hss_inspect.core.errors import SetupError
+    from hss_inspect.lmms.pictures import check_images_go_as_jpeg
+
+    declared = {"writes_images_as": "LMMS_IMAGE_ENCODE_FORMAT"}
+    with pytest.raises(SetupError, match="set LMMS_IMAGE_ENCODE_FORMAT=JPEG") as raised:
+        check_images_go_as_jpeg(declared, {})
+    assert "\n" not in str(raised.value)
+
+
 # ---- the two harnesses' requests, reduced to what a model receives ---------------------
 
 
-def decoded_pixels(url: str) -> str:
-    """A digest of the image as a viewer shows it (upright), whatever its encoding."""
-    data = base64.b64decode(url.partition(",")[2])
-    with Image.open(io.BytesIO(data)) as image:
-        upright = ImageOps.exif_transpose(image).convert("RGB")
-        return hashlib.sha256(f"{upright.size}".encode() + upright.tobytes()).hexdigest()
+def sent_images(request: dict[str, Any]) -> list[bytes]:
+    """The bytes of each image of a request's user turn, in order."""
+    (message,) = [m for m in request["messages"] if m["role"] == "user"]
+    urls = [p["image_url"]["url"] for p in message["content"] if p["type"] == "image_url"]
+    return [base64.b64decode(url.partition(",")[2]) for url in urls]
 
 
-def received(request: dict[str, Any]) -> dict[str, Any]:
+def as_lmms_eval_writes(data: bytes) -> bytes:
+    """What lmms-eval's `openai` model sends (LMMS_IMAGE_ENCODE_FORMAT=JPEG) for an image
+    the Inspect task sent as `data`: a JPEG as it is; another image (a PNG of the release,
+    sent untouched by Inspect) as Pillow's JPEG of its upright pixels at lmms-eval's
+    quality, computed here."""
+    with Image.open(io.BytesIO(data)) as opened:
+        if opened.format == "JPEG":
+            return data
+        upright = ImageOps.exif_transpose(opened)
+    buffer = io.BytesIO()
+    upright.convert("RGB").save(buffer, format="JPEG", quality=LMMS_JPEG_QUALITY)
+    return buffer.getvalue()
+
+
+def received(
+    request: dict[str, Any], written: Callable[[bytes], bytes] = lambda data: data
+) -> dict[str, Any]:
     """What one candidate request carries: its texts in order, its frames' times and the
-    digests of its images' decoded pixels."""
+    digests of its images' bytes (each as `written` turns it)."""
     (message,) = [m for m in request["messages"] if m["role"] == "user"]
     texts = [p["text"] for p in message["content"] if p["type"] == "text"]
-    images = [p["image_url"]["url"] for p in message["content"] if p["type"] == "image_url"]
     times = [float(m.group(1)) for t in texts if (m := _FRAME_LABEL.match(t.strip()))]
     system = [m for m in request["messages"] if m["role"] == "system"]
     return {
         "texts": texts,
         "frame_times": times,
-        "pixels": [decoded_pixels(url) for url in images],
+        "images": [hashlib.sha256(written(data)).hexdigest() for data in sent_images(request)],
         "system": [m["content"] for m in system],
     }
 
 
-def turns(requests: list[dict[str, Any]]) -> Counter[str]:
+def candidate_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in requests if r.get("model") == "candidate"]
+
+
+def turn_key(request: dict[str, Any], written: Callable[[bytes], bytes] = lambda d: d) -> str:
+    return json.dumps(received(request, written), sort_keys=True)
+
+
+def turns(
+    requests: list[dict[str, Any]], written: Callable[[bytes], bytes] = lambda data: data
+) -> Counter[str]:
     """The candidate's requests as a multiset of what each carried."""
-    sent = [received(r) for r in requests if r.get("model") == "candidate"]
-    return Counter(json.dumps(turn, sort_keys=True) for turn in sent)
+    return Counter(turn_key(r, written) for r in candidate_requests(requests))
 
 
 def judge_conversations(requests: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -139,8 +292,10 @@ def judge_conversations(requests: list[dict[str, Any]]) -> list[list[tuple[str, 
 # ---- running lmms-eval --------------------------------------------------------------
 
 
-def lmms_env(base_url: str, task_args: dict[str, Any], cache: Path) -> dict[str, str]:
-    return {
+def lmms_env(
+    base_url: str, task_args: dict[str, Any], cache: Path, image_format: str | None = "JPEG"
+) -> dict[str, str]:
+    env = {
         **os.environ,
         "HSS_TASK_ARGS": json.dumps(task_args),
         "HSS_MODEL": CANDIDATE,
@@ -154,14 +309,16 @@ def lmms_env(base_url: str, task_args: dict[str, Any], cache: Path) -> dict[str,
         "WANDB_MODE": "disabled",
         "COLUMNS": "400",
     }
+    env.pop("LMMS_IMAGE_ENCODE_FORMAT", None)
+    env.pop("LMMS_IMAGE_JPEG_QUALITY", None)
+    if image_format is not None:
+        env["LMMS_IMAGE_ENCODE_FORMAT"] = image_format
+    return env
 
 
-def run_lmms(
-    task: str, out: Path, base_url: str, task_args: dict[str, Any], cache: Path
-) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], list[dict[str, Any]]]:
-    """`lmms-eval --model openai --tasks TASK` against the scripted server; the process,
-    its results file and its logged samples."""
-    command = [
+def lmms_command(task: str, out: Path, base_url: str) -> list[str]:
+    """`lmms-eval --model openai --tasks TASK` against the scripted server."""
+    return [
         LMMS_EVAL,
         "--model",
         "openai",
@@ -175,8 +332,16 @@ def run_lmms(
         str(out),
         "--log_samples",
     ]
+
+
+def run_lmms(
+    task: str, out: Path, base_url: str, task_args: dict[str, Any], cache: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], list[dict[str, Any]]]:
+    """lmms-eval's run of TASK; the process, its results file and its logged samples."""
     env = lmms_env(base_url, task_args, cache)
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        lmms_command(task, out, base_url), env=env, capture_output=True, text=True, timeout=900
+    )
     assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
     (results_file,) = out.rglob("*_results.json")
     (samples_file,) = out.rglob(f"*_samples_{task}.jsonl")
@@ -195,6 +360,7 @@ def printed_table(stdout: str) -> str:
 def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Both harnesses on one fixture release and one scripted server."""
     repo = build_repo(tmp_path_factory.mktemp("release"), SIDE_BY_SIDE)
+    write_video(repo / LONG_CLIP.media_path, fps=2, seconds=300, size=LONG_SIZE)
     with scripted_models(tmp_path_factory.mktemp("server")) as (base_url, request_log):
         cache = tmp_path_factory.mktemp("cache")
         log, _ = run_eval(
@@ -205,9 +371,8 @@ def side_by_side(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             task_args={"dataset": repo},
         )
         inspect_requests = [json.loads(line) for line in request_log.read_text().splitlines()]
-        done, results, samples = run_lmms(
-            "hss", tmp_path_factory.mktemp("lmms-out"), base_url, {"dataset": str(repo)}, cache
-        )
+        out = tmp_path_factory.mktemp("lmms-out")
+        done, results, samples = run_lmms("hss", out, base_url, {"dataset": str(repo)}, cache)
         every = [json.loads(line) for line in request_log.read_text().splitlines()]
     return {
         "inspect_log": log,
@@ -242,18 +407,62 @@ def mean_or_none(attempts: list[tuple[float, float] | None], index: int) -> floa
 @needs_lmms
 @pytest.mark.slow
 def test_both_harnesses_send_the_same_frames_and_images(side_by_side: dict[str, Any]) -> None:
-    ours, theirs = turns(side_by_side["inspect_requests"]), turns(side_by_side["lmms_requests"])
-    # three attempts of every task, each the same turn in both harnesses
+    ours = turns(side_by_side["inspect_requests"], as_lmms_eval_writes)
+    theirs = turns(side_by_side["lmms_requests"])
+    # three attempts of every task, each the same turn in both harnesses: the same words,
+    # frame times and JPEG bytes (a PNG of the release as lmms-eval's JPEG of its pixels)
     assert sum(ours.values()) == sum(theirs.values()) == 3 * len(SIDE_BY_SIDE)
     assert theirs == ours
     lines = ["question | requests Inspect/lmms-eval | images | frame times"]
     for key, count in sorted(ours.items()):
         turn = json.loads(key)
         times = turn["frame_times"]
+        shown = f"{times[:3]} ... {times[-1]}" if len(times) > 6 else f"{times}"
         lines.append(
-            f"{turn['texts'][-1]} | {count}/{theirs[key]} | {len(turn['pixels'])} | {times}"
+            f"{turn['texts'][-1]} | {count}/{theirs[key]} | {len(turn['images'])} | {shown}"
         )
     print("\n".join(lines))
+
+
+@needs_lmms
+@pytest.mark.slow
+def test_lmms_eval_sends_the_inspect_tasks_jpeg_bytes_at_the_frame_cap(
+    side_by_side: dict[str, Any],
+) -> None:
+    """Both harnesses' bytes side by side, per turn: every JPEG the Inspect task sent is
+    the JPEG lmms-eval sends, so a clip at the 500-frame cap carries the bytes the Inspect
+    task fitted to its budget."""
+    lmms_by_turn = {turn_key(r): r for r in candidate_requests(side_by_side["lmms_requests"])}
+    lines = ["question | images | image bytes Inspect | lmms-eval | ratio | request body ratio"]
+    checked: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for ours in candidate_requests(side_by_side["inspect_requests"]):
+        key = turn_key(ours, as_lmms_eval_writes)
+        if key in checked:
+            continue
+        theirs = checked.setdefault(key, (ours, lmms_by_turn[key]))[1]
+        sent, got = sent_images(ours), sent_images(theirs)
+        # every JPEG the Inspect task sent is carried unchanged
+        assert got == [as_lmms_eval_writes(data) for data in sent]
+        lines.append(
+            f"{received(ours)['texts'][-1]} | {len(sent)} | {sum(map(len, sent)):,} | "
+            f"{sum(map(len, got)):,} | {sum(map(len, got)) / sum(map(len, sent)):.2f} | "
+            f"{len(json.dumps(theirs)) / len(json.dumps(ours)):.3f}"
+        )
+    print("\n".join(lines))
+    # the long clip: 500 JPEG frames, the same bytes in both requests (whose bodies differ
+    # by their JSON alone), within the byte budget the Inspect task recorded for them
+    ((ours, theirs),) = [pair for pair in checked.values() if len(sent_images(pair[0])) > 100]
+    frames = sent_images(theirs)
+    assert len(frames) == FRAME_CAP and frames == sent_images(ours)
+    assert all(frame[:3] == b"\xff\xd8\xff" for frame in frames)
+    (budget,) = {
+        sample.metadata["sent_media"]["byte_budget"]
+        for sample in side_by_side["inspect_log"].samples
+        if sample.id == LONG_CLIP.task_id
+    }
+    assert sum(map(len, frames)) <= budget
+    assert len(json.dumps(theirs)) < 1.01 * len(json.dumps(ours))
+    assert len(checked) == len(SIDE_BY_SIDE)
 
 
 @needs_lmms
@@ -290,9 +499,9 @@ def test_both_harnesses_ask_the_judge_the_same_and_get_the_same_verdicts(
 def test_both_harnesses_report_the_same_pass_at_1(side_by_side: dict[str, Any]) -> None:
     inspect_metrics = side_by_side["inspect_log"].results.scores[0].metrics
     lmms_metrics = side_by_side["lmms_results"]["results"]["hss"]
-    # seven tasks; GARBLE is left out (a grading failure in every attempt), and of the six
-    # graded the three PASS and FLAKY pass, FAIL and EMPTY do not: 4 of 6
-    expected = {"pass_at_1": 4 / 6, "ungraded_tasks": 1.0, "grading_failure_rate": 1 / 7}
+    # eight tasks; GARBLE is left out (a grading failure in every attempt), and of the seven
+    # graded the four PASS and FLAKY pass, FAIL and EMPTY do not: 5 of 7
+    expected = {"pass_at_1": 5 / 7, "ungraded_tasks": 1.0, "grading_failure_rate": 1 / 8}
     # every number of Inspect's `hss` metric (the breakdowns the selection has, the counts)
     lines = ["metric | Inspect | lmms-eval"]
     for key, value in inspect_metrics.items():
@@ -324,3 +533,75 @@ def test_the_demo_runs_in_lmms_eval_and_prints_its_table(tmp_path: Path) -> None
     assert sum(r["model"] == "judge" for r in requests) == 24
     assert demo["pass_at_1,all_attempts"] == 0.0
     assert demo["grading_failure_rate,all_attempts"] == 0.0
+
+
+# ---- lmms-eval's own task objects, as its command line builds them for a model --------
+
+
+def lmms_eval_task(model: str, monkeypatch: pytest.MonkeyPatch, image_format: str | None) -> Any:
+    """The `hss_demo` task as lmms-eval builds it for `--model MODEL` (its TaskManager, told
+    the model's name, the chat form): loading it reads the task YAML's entry for the model
+    and the first document's words."""
+    from lmms_eval.tasks import TaskManager
+
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.delenv("LMMS_IMAGE_JPEG_QUALITY", raising=False)
+    if image_format is None:
+        monkeypatch.delenv("LMMS_IMAGE_ENCODE_FORMAT", raising=False)
+    else:
+        monkeypatch.setenv("LMMS_IMAGE_ENCODE_FORMAT", image_format)
+    folder = str(tasks_folder())
+    manager = TaskManager("ERROR", include_path=folder, include_defaults=False, model_name=model)
+    return manager.load_task_or_group(["hss_demo"], task_type="chat")["hss_demo"]
+
+
+@needs_lmms
+@pytest.mark.parametrize(
+    ("model", "image_format", "refused"),
+    [
+        ("openai", None, "(LMMS_IMAGE_ENCODE_FORMAT unset)"),
+        ("openai_compatible", "PNG", "(LMMS_IMAGE_ENCODE_FORMAT=PNG)"),
+        ("litellm", "WEBP", "as WEBP"),
+        ("gemini", "JPEG", "through `--model openai`"),
+    ],
+)
+def test_an_lmms_eval_model_that_would_write_the_frames_as_png_is_refused_as_the_task_loads(
+    model: str, image_format: str | None, refused: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hss_inspect.core.errors import SetupError
+
+    with pytest.raises(SetupError, match=re.escape(refused)):
+        lmms_eval_task(model, monkeypatch, image_format)
+
+
+def demo_clip_turn(task: Any) -> tuple[list[bytes], list[Any]]:
+    """The demo's first clip: the frames' bytes of the Inspect task's turn, and the message
+    lmms-eval's task object gives its model for it."""
+    from inspect_ai.model import ContentImage
+
+    from hss_inspect.lmms import turn
+    from hss_inspect.lmms.options import run_options
+
+    doc = next(d for d in task.test_docs() if d["media_type"] == "video")
+    sent = [
+        base64.b64decode(part.image.partition(",")[2])
+        for part in turn.turn_content(doc, run_options({}))
+        if isinstance(part, ContentImage)
+    ]
+    return sent, task.doc_to_messages(doc)
+
+
+@needs_lmms
+def test_a_local_lmms_eval_model_gets_the_decoded_pictures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lmms_eval.protocol import ChatMessages
+
+    # with lmms-eval's own PNG setting: a local model encodes nothing
+    sent, messages = demo_clip_turn(lmms_eval_task("qwen2_5_vl", monkeypatch, None))
+    (message,) = ChatMessages(messages=messages).to_hf_messages()
+    pictures = [p["image"] for p in message["content"] if p["type"] == "image"]
+    assert len(pictures) == len(sent) > 1
+    for picture, data in zip(pictures, sent, strict=True):
+        assert isinstance(picture, Image.Image)
+        assert (picture.size, picture.convert("RGB").tobytes()) == upright_pixels(data)

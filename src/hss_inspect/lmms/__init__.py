@@ -10,6 +10,8 @@ on the package's own rooms, so lmms-eval runs the Inspect task's protocol:
   options are.
 - `docs`: the rows of the release (hub at a commit, local copy, demo) as documents.
 - `turn`: the user turn of `conditions/turn` in lmms-eval's chat format.
+- `pictures`: its images as PIL images that keep the bytes the Inspect task sends, which
+  lmms-eval's API models send unchanged; the check that refuses a model that would not.
 - `judge`: `grading/scorer`'s conversation with lmms-eval's judge server.
 - `results`: attempts graded and reduced as Inspect's `mean` does; `grading/metrics`'
   arithmetic over the tasks.

@@ -31,16 +31,17 @@ process_docs_video = _process_docs({"media": "video"})
 process_docs_demo = _process_docs({"dataset": "demo"})
 
 
+# lmms_eval_specific_kwargs: the YAML's entry for the run's model (how it writes images)
 def doc_to_messages(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> Any:
-    return turn.chat_messages(doc, run_options({}))
+    return turn.chat_messages(doc, run_options({}), lmms_eval_specific_kwargs)
 
 
-def doc_to_visual(doc: dict[str, Any]) -> Any:
-    return turn.visuals(doc, run_options({}))
+def doc_to_visual(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> Any:
+    return turn.visuals(doc, run_options({}), lmms_eval_specific_kwargs)
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
-    return turn.text(doc, run_options({}))
+    return turn.text(doc, run_options({}), lmms_eval_specific_kwargs)
 
 
 def doc_to_target(doc: dict[str, Any]) -> str:
