@@ -212,14 +212,14 @@ def median_text(minutes: float | None) -> str:
 
 
 def run_funnel(args: argparse.Namespace) -> int:
-    from hss_inspect.construction.blind import answers_if_asked
+    from hss_inspect.construction.blind import measured
     from hss_inspect.construction.funnel import funnel
     from hss_inspect.construction.funnel_report import render
     from hss_inspect.construction.store import histories, settings_of
 
     rounds = int(settings_of(args.build)["rounds"])
     text = render(funnel(histories(args.build), rounds), args.format,
-                  f"Funnel of {args.build.name}", answers_if_asked(args.build))  # fmt: skip
+                  f"Funnel of {args.build.name}", measured(args.build))  # fmt: skip
     if args.out is None:
         sys.stdout.write(text)
     else:
