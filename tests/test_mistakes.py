@@ -132,6 +132,26 @@ def a_build(log: Path) -> bytes:
     return path.read_bytes()
 
 
+SPLIT_COMMIT = "a7aec404a8d8c790464283c054111f9ae46acfa8"
+
+
+def split_log(log: Path) -> bytes:
+    """The log as a run of the split lab/hss-mini at a commit (a dataset other than HSS)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    out = log.with_name(f"{log.stem}-split.eval")
+    if not out.exists():
+        run = read_eval_log(str(log))
+        run.eval.metadata = {
+            **(run.eval.metadata or {}),
+            "hss_dataset_requested": {"dataset": "lab/hss-mini", "revision": SPLIT_COMMIT},
+            "hss_dataset_revision": SPLIT_COMMIT,
+            "hss_dataset_pinned": True,
+        }
+        write_eval_log(run, str(out))
+    return out.read_bytes()
+
+
 NOT_TEXT = constant(b"\x89PNG\r\n\x1a\n\xff\xfe\x00binary")
 NOTES = constant(b"notes about the run, not a log\n")
 PRICES_NOT_YAML = constant(b"openai/gpt-6-astra:\n  input: 1.25\n  output: [10.0\n")
@@ -262,6 +282,20 @@ COMMAND_MISTAKES = [
         "misspelt task of the options",
         (HSS_INSPECT, "options", "hss_judge_audt"),
         ("task 'hss_judge_audt' is not one of hss, hss_judge_audit", "did you mean"),
+    ),
+    Mistake(
+        "a split's register entry without its task file",
+        (
+            HSS_INSPECT,
+            "register",
+            "split.eval",
+            "--repository-url",
+            "https://github.com/lab/lab-evals",
+            "--repository-commit",
+            SPLIT_COMMIT,
+        ),
+        ("the logs ran on lab/hss-mini, whose entry needs a task file", "give --task-file PATH"),
+        (("split.eval", split_log),),
     ),
     Mistake(
         "a log that is not there",
