@@ -381,7 +381,7 @@ def test_a_splits_entry_without_its_task_file_or_of_two_commits_is_one_line(
     code, said = register_split(capsys, log)
     assert (code, said.strip().splitlines()) == (1, [
         f"hss-inspect register: the logs ran on {SPLIT}, whose entry needs a task file of its "
-        "own: give --task-file PATH (from the repository's root, e.g. src/hss_mini_task.py), "
+        "own: give --task-file PATH (from the repository's root, e.g. evals/hss_mini.py), "
         "which this command writes for you to commit"
     ])  # fmt: skip
     other = split_run(tmp_path / "other.eval", SHA, model="openai/y")

@@ -214,7 +214,7 @@ def task_file_path(value: str) -> str:
     if path.is_absolute() or ".." in path.parts or path.suffix != ".py":
         raise InputError(
             f"--task-file {value!r}: give the .py file's path from the repository's root, "
-            "e.g. src/my_split_task.py (the entry's task_path; run the command from the root)"
+            "e.g. evals/my_split.py (the entry's task_path; run the command from the root)"
         )
     return str(path)
 
@@ -235,7 +235,7 @@ def split_task(found: Sequence[Result], task_file: str | None) -> SplitTask | No
     if task_file is None:
         raise InputError(
             f"the logs ran on {info.dataset}, whose entry needs a task file of its own: give "
-            f"--task-file PATH (from the repository's root, e.g. src/{name}_task.py), which "
+            f"--task-file PATH (from the repository's root, e.g. evals/{name}.py), which "
             "this command writes for you to commit"
         )
     if not name.isidentifier() or keyword.iskeyword(name) or name in _FILE_NAMES:
