@@ -16,6 +16,7 @@ import pytest
 
 from hss_inspect.construction import store
 from hss_inspect.construction.authoring import Draft, rubric, submit_problems
+from hss_inspect.core.taxonomy import PAPER
 from hss_inspect.construction.deal import check_enough_reviewers, eligible, pick_reviewer
 from hss_inspect.construction.funnel import funnel
 from hss_inspect.construction.funnel_report import render
@@ -74,10 +75,10 @@ def test_a_criterion_kept_across_revisions_keeps_its_id_and_weight() -> None:
         Criterion("q7", "Names the cause", 2.0),
         Criterion("c3", "Another"),
     )
-    assert submit_problems(Draft("Retrodiction", "Q?", "A.", revised)) == []
+    assert submit_problems(Draft("Retrodiction", "Q?", "A.", revised), PAPER) == []
     twice = Draft("Retrodiction", "Q?", "A.", rubric(("Same", "Same")))
-    assert submit_problems(twice) == ["Criterion written twice: 'Same'."]
-    empty = submit_problems(Draft())
+    assert submit_problems(twice, PAPER) == ["Criterion written twice: 'Same'."]
+    empty = submit_problems(Draft(), PAPER)
     assert empty == [
         "Give a subdomain.",
         "Give the question.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect as pyinspect
+import json
 import os
 import re
 import shlex
@@ -150,6 +151,16 @@ def split_log(log: Path) -> bytes:
         }
         write_eval_log(run, str(out))
     return out.read_bytes()
+
+
+def a_row_misspelt(log: Path) -> bytes:
+    """One task for a_build's item a.png, its subdomain misspelt."""
+    row = {
+        "task_id": "t1", "domain": "Social Understanding", "subdomain": "Theory of Mnd",
+        "media_type": "image", "media_path": "a.png", "prompt": "Why does she wave?",
+        "golden_response": "To greet him.", "rubric_criteria": [{"id": "c1", "title": "Greets"}],
+    }  # fmt: skip
+    return (json.dumps(row) + "\n").encode()
 
 
 NOT_TEXT = constant(b"\x89PNG\r\n\x1a\n\xff\xfe\x00binary")
@@ -311,6 +322,8 @@ COMMAND_MISTAKES = [
 
 
 HUMAN = ("hss_inspect/hss_human", "-T", "dataset=demo", "--model", "none")
+BUILD_NEW = (HSS_INSPECT, "build", "new", "b.sqlite", "--pool", "pool", "--authors", "1",
+             "--reviewers", "3")  # fmt: skip
 
 # A file the user gives that cannot be read as what it should be: a log, a price or
 # token-rules file, a study, people's answers, the rows of a dataset.
@@ -461,6 +474,23 @@ FILE_MISTAKES = [
         (("study.sqlite", a_study),),
     ),
     Mistake(
+        "a taxonomy that is not YAML",
+        (*BUILD_NEW, "--taxonomy", "taxonomy.yaml"),
+        ("--taxonomy taxonomy.yaml: not valid YAML at line 4, column 1", "fix it"),
+        (
+            (
+                "taxonomy.yaml",
+                constant(b"domains:\n  - name: Street Life\n    subdomains: [Traffic\n"),
+            ),
+        ),
+    ),
+    Mistake(
+        "a taxonomy with a domain of no subdomains",
+        (*BUILD_NEW, "--taxonomy", "taxonomy.yaml"),
+        ("--taxonomy taxonomy.yaml: domain 'Street Life' has no `subdomains`",),
+        (("taxonomy.yaml", constant(b"domains:\n  - name: Street Life\n")),),
+    ),
+    Mistake(
         "a dataset file that is not text",
         (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "rows.jsonl"),
         ("rows.jsonl: not a text file",),
@@ -574,6 +604,12 @@ NAME_MISTAKES = [
         (HSS_INSPECT, "build", "import", "build.sqlite", "tasks.jsonl", "--author", "anne"),
         ("anne is not an author of the build (--author)", "did you mean ann?"),
         (("build.sqlite", a_build), ("tasks.jsonl", constant(b"{}\n"))),
+    ),
+    Mistake(
+        "misspelt subdomain of a task imported into a build",
+        (HSS_INSPECT, "build", "import", "build.sqlite", "tasks.jsonl", "--author", "ann"),
+        ("line 1: task t1: unknown subdomain 'Theory of Mnd'", "did you mean 'Theory of Mind'?"),
+        (("build.sqlite", a_build), ("tasks.jsonl", a_row_misspelt)),
     ),
     Mistake(
         "misspelt model of the logs in --paper-model",
