@@ -16,7 +16,6 @@ import pytest
 
 from hss_inspect.construction import store
 from hss_inspect.construction.authoring import Draft, rubric, submit_problems
-from hss_inspect.core.taxonomy import PAPER
 from hss_inspect.construction.deal import check_enough_reviewers, eligible, pick_reviewer
 from hss_inspect.construction.funnel import funnel
 from hss_inspect.construction.funnel_report import render
@@ -24,6 +23,7 @@ from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.store import ReviewSlot, RevisionTimes, TaskHistory, TaskView
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.taxonomy import PAPER
 from hss_inspect.data.rows import Criterion, parse_row, row_record
 from hss_inspect.providers.paper_models import construction_funnel
 
