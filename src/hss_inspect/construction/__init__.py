@@ -16,7 +16,8 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `funnel`: the funnel's arithmetic over the tasks' histories: net survivors per round.
 - `blind`: reviewers' blind answers, stored once before the reveal, and their grades.
 - `store`: the build's SQLite file: pool, people, tasks, revisions, reviews, flags.
-- `authoring`: what an author writes and the rules a draft meets to go to review.
+- `authoring`: what an author writes, the rules a draft meets to go to review, and the
+  build's taxonomy (the paper's, or a lab's own).
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
 - `consensus`: blind answers that met the rubric; the split's human baseline, pure.
