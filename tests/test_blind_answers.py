@@ -22,6 +22,7 @@ from hss_inspect.construction.consensus import (
     human_baseline,
     without_consensus,
 )
+from hss_inspect.report.records import AttemptRecord
 from tests.support.build_pool import Build, build, new_build
 from tests.support.human_study import served
 from tests.support.runs import INSPECT
@@ -194,6 +195,71 @@ def test_a_build_without_the_setting_reviews_as_before(tmp_path: Path) -> None:
         page = client.get(f"/b/{b.token('reviewer', slot.reviewer)}").text
         assert reference in page and "Store my answer" not in page
     assert blind.status_lines(b.path) == [] and blind.baseline_lines(b.path) == []
+
+
+# ---- the funnel's JSON, the Markdown funnel and the card: one baseline ------------------------
+
+
+def graded_record(task_id: str, reviewer: str, passed: bool) -> AttemptRecord:
+    """A blind answer as the `hss_human` log's records give it back, graded."""
+    return AttemptRecord(
+        log="human.eval", model="none", condition="human", reasoning_effort=None,
+        max_frames=None, judge="hss/scripted", scorer="rubric_judge", task_id=task_id,
+        epoch=1, attempt_id=f"{task_id}-{reviewer}", media_type="image", domain="d",
+        subdomain="s", pass_=1.0 if passed else 0.0, rubric=1.0 if passed else 0.0,
+        annotator=reviewer,
+    )  # fmt: skip
+
+
+def test_the_funnels_json_carries_the_human_baseline_the_card_and_the_markdown_print(
+    tmp_path: Path,
+) -> None:
+    from hss_inspect.construction.rules import rules
+    from tests.support.build_pool import task_row, write_tasks
+
+    b = blind_build(tmp_path)
+    rows = [task_row("t-street", "street.png"), task_row("t-kitchen", "kitchen.jpg")]
+    build("import", str(b.path), str(write_tasks(tmp_path / "t.jsonl", rows)), "--author", "ann")
+    ids = {t.draft.prompt: t.task_id for t in store.tasks_of_author(b.path, "ann")}
+    street, kitchen = (ids[row["prompt"]] for row in rows)
+    records = []
+    for task_id, failing_round in ((street, None), (kitchen, 2)):
+        for n in range(1, rules().rounds + 1):  # each round: the blind answer, then Pass
+            slot = waiting(b, task_id)
+            key = (task_id, slot.revision, slot.round)
+            assert blind.store_answer(b.path, slot.reviewer, key, f"answer {n}", "sure")
+            assert store.decide(b.path, slot.reviewer, key, "pass", None, None, rules().rounds)
+            records.append(graded_record(task_id, slot.reviewer, n != failing_round))
+    assert blind.store_grades(b.path, records, blind.to_grade(b.path), "human.eval") == (6, 5)
+
+    figures = json.loads(build("funnel", str(b.path), "--format", "json").stdout)
+    baseline = figures["blind_answers"]["human_baseline"]
+    # two admitted tasks, 3 of 3 and 2 of 3 met: pass@1 5/6; the bootstrap's resampled
+    # means 2/3, 5/6 and 1 put its 2.5th and 97.5th percentiles at 2/3 and 1 (half-width 1/6)
+    assert baseline["pass_at_1"] == pytest.approx(5 / 6)
+    assert baseline["ci95"] == pytest.approx(1 / 6)
+    assert (baseline["tasks"], sorted(baseline["task_ids"])) == (2, sorted([street, kitchen]))
+    assert (baseline["answers"], baseline["judges"]) == (6, ["hss/scripted"])
+    assert figures["blind_answers"]["admitted_without_consensus"] == [kitchen]
+
+    line = (
+        "Human baseline: pass@1 83.3% ± 16.7 (95% bootstrap interval) over 2 admitted "
+        "task(s), 6 blind answer(s) graded by hss/scripted."
+    )
+    without = f"Admitted without measured consensus: {kitchen} (2 of 3 met)"
+    assert f"{100 * baseline['pass_at_1']:.1f}% ± {100 * baseline['ci95']:.1f}" in line
+    markdown = build("funnel", str(b.path)).stdout
+    build("export", str(b.path), "--out", str(tmp_path / "release"))
+    card = (tmp_path / "release" / "README.md").read_text()
+    for text in (markdown, card):
+        assert line in text and without in text
+
+
+def test_the_funnels_json_says_when_no_baseline_is_measured_yet(tmp_path: Path) -> None:
+    b = blind_build(tmp_path)
+    figures = json.loads(build("funnel", str(b.path), "--format", "json").stdout)
+    assert figures["blind_answers"]["human_baseline"] is None
+    assert "Human baseline: not measured yet" in build("funnel", str(b.path)).stdout
 
 
 # ---- in Chromium, graded by inspect eval, on the card and in the report --------------------

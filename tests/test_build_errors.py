@@ -131,22 +131,31 @@ def test_a_port_in_use_is_one_line_naming_port_and_no_serving_line(tmp_path: Pat
 
 
 def test_an_import_lists_every_bad_row_and_names_a_skipped_pool_file(tmp_path: Path) -> None:
+    """Every problem of every row, the taxonomy's among them: a misspelt subdomain, one of
+    another domain, and a row with two problems, each named beside the others."""
     from hss_inspect.construction import store
 
+    for name in ("two.png", "three.png"):
+        write_image(tmp_path / "pool" / name, (64, 48), "PNG")
     path = one_image_build(tmp_path)
     (tmp_path / "pool" / "broken.png").write_bytes(b"not an image")  # skipped: does not open
+    social = {"domain": "Social Understanding"}
     rows = [
         json.dumps(task_row("good", "one.png")),
         '{"task_id": "cut", "prompt": "Wh',
         json.dumps(task_row("broken", "broken.png")),
         json.dumps(task_row("missing", "nowhere.png")),
+        json.dumps(task_row("typo", "two.png", subdomain="Theory of Mnd", **social)),
+        json.dumps(task_row("elsewhere", "three.png", subdomain="Theory of Mind")),
+        json.dumps(task_row("both", "gone.png", subdomain="Retrodicton")),
     ]
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("\n".join(rows) + "\n")
     done = build("import", str(path), str(tasks), "--author", "author-1", ok=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    temporal = "Temporal & Causal Dynamics"  # task_row's domain
     assert done.stderr.splitlines() == [
-        f"hss-inspect build: 3 invalid row(s) in {tasks}; fix or remove them (nothing is "
+        f"hss-inspect build: 6 invalid row(s) in {tasks}; fix or remove them (nothing is "
         "imported until every row is good):",
         f"  {tasks} line 2: not valid JSON at column 33 (Invalid control character at)",
         f"  {tasks} line 3: task broken: media_path 'broken.png' is in the pool folder, but the "
@@ -154,6 +163,13 @@ def test_an_import_lists_every_bad_row_and_names_a_skipped_pool_file(tmp_path: P
         f"file '{tmp_path / 'pool' / 'broken.png'}')",
         f"  {tasks} line 4: task missing: media_path 'nowhere.png' names no file of the pool; "
         "give the file's path inside the pool folder",
+        f"  {tasks} line 5: task typo: unknown subdomain 'Theory of Mnd' (did you mean "
+        "'Theory of Mind'?)",
+        f"  {tasks} line 6: task elsewhere: subdomain 'Theory of Mind' is of the domain "
+        f"'Social Understanding', not '{temporal}'",
+        f"  {tasks} line 7: task both: unknown subdomain 'Retrodicton' (did you mean "
+        "'Retrodiction'?); media_path 'gone.png' names no file of the pool; give the file's "
+        "path inside the pool folder",
     ]
     assert "--dataset" not in done.stderr  # a flag build import does not have
     assert store.tasks_of_author(path, "author-1") == []

@@ -5,6 +5,7 @@ first, the text limits, the rubric numbered once, items by id to reviewers."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -188,6 +189,96 @@ def test_an_authors_home_pages_the_pool_free_items_first(tmp_path: Path) -> None
         # free first: the 447 free, then the 3 taken in the pool's order
         assert listed.findall(every) == [*free[400:], "p000.png", "p005.png", "p449.png"]
     assert len(home.encode()) < 80_000
+
+
+# ---- a lab's own taxonomy, chosen at build new -------------------------------------------
+
+LAB_TAXONOMY = """\
+# the lab's own taxonomy: each domain with its subdomains
+domains:
+  - name: Street Life
+    label: street
+    subdomains: [Traffic, Markets]
+  - name: Wildlife
+    subdomains: [Migration]
+"""
+
+
+def test_a_labs_own_taxonomy_is_offered_imported_reviewed_and_exported(tmp_path: Path) -> None:
+    """`build new --taxonomy FILE`: the authoring page offers the lab's subdomains, the
+    import holds rows to them (a paper's subdomain is a bad row there), the review page
+    and the release give each task its domain in that taxonomy, the card counts by it."""
+    from hss_inspect.commands.cli import main
+    from hss_inspect.construction.create import import_tasks, read_taxonomy
+    from hss_inspect.data.rows import DatasetError
+    from tests.support.build_pool import task_row, write_tasks
+
+    pool = tmp_path / "pool"
+    for name in ("crossing.png", "stall.png", "geese.png"):
+        write_image(pool / name, (80, 64), "PNG")
+    (tmp_path / "taxonomy.yaml").write_text(LAB_TAXONOMY)
+    path = tmp_path / "build.sqlite"
+    tokens, _ = new_build(path, pool, ["ann"], ["r1", "r2", "r3"], 1, "media", MediaSettings(),
+                          "task", taxonomy=read_taxonomy(tmp_path / "taxonomy.yaml"))  # fmt: skip
+    ann = next(t for p, t in tokens.items() if p.role == "author")
+    items = {i.path: i.item_id for i, _, _ in store.pool_items(path)}
+
+    form = {"item_id": items["crossing.png"], "task_id": "", "opened_at": str(time.time()),
+            "prompt": "Who crossed first?", "reference": "The cyclist.",
+            "criteria": "Names the cyclist", "action": "submit"}  # fmt: skip
+    with client(path) as web:
+        page = web.get(f"/b/{ann}/item/{items['crossing.png']}").text
+        offered = re.findall(r'<optgroup label="([^"]+)">(.*?)</optgroup>', page)
+        assert [(d, re.findall(r'value="([^"]+)"', o)) for d, o in offered] == [
+            ("Street Life", ["Traffic", "Markets"]),
+            ("Wildlife", ["Migration"]),
+        ]
+        refused = web.post(f"/b/{ann}/task", data={**form, "subdomain": "Retrodiction"})
+        assert refused.status_code == 422
+        assert "&#x27;Retrodiction&#x27; is not a subdomain of the taxonomy." in refused.text
+        assert web.post(f"/b/{ann}/task", data={**form, "subdomain": "Traffic"}).status_code == 303
+
+    street = {"domain": "Street Life"}
+    paper_row = task_row("paper", "stall.png")  # Temporal & Causal Dynamics / Retrodiction
+    typo_row = task_row("typo", "geese.png", domain="Wildlife", subdomain="Migraton")
+    bad = write_tasks(tmp_path / "bad.jsonl", [paper_row, typo_row])
+    with pytest.raises(DatasetError) as raised:
+        import_tasks(path, bad, "ann", time.time())
+    said = str(raised.value)
+    assert "task paper: unknown domain 'Temporal & Causal Dynamics'" in said
+    assert "unknown subdomain 'Retrodiction'" in said
+    assert "task typo: unknown subdomain 'Migraton' (did you mean 'Migration'?)" in said
+    good = [task_row("stall", "stall.png", subdomain="Markets", **street),
+            task_row("geese", "geese.png", domain="Wildlife", subdomain="Migration")]  # fmt: skip
+    imported = import_tasks(path, write_tasks(tmp_path / "good.jsonl", good), "ann", time.time())
+    assert len(imported) == 2
+
+    reviewed = []
+    for view in store.tasks_of_author(path, "ann"):
+        for _ in range(3):
+            (slot,) = [s for h in store.histories(path) if h.view.task_id == view.task_id
+                       for s in h.reviews if s.verdict is None]  # fmt: skip
+            if view.draft.subdomain == "Traffic" and slot.round == 1:
+                with client(path) as web:
+                    review = web.get(f"/b/{tokens_of_reviewer(tokens, slot.reviewer)}").text
+                reviewed.append("<h3>Street Life / Traffic</h3>" in review)
+            key = (view.task_id, slot.revision, slot.round)
+            assert store.decide(path, slot.reviewer, key, "pass", None, None, 3)
+    assert reviewed == [True]  # the authored task's first round, as its reviewer sees it
+    out = tmp_path / "release"
+    assert main(["build", "export", str(path), "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "data" / "test.jsonl").read_text().splitlines()]
+    assert sorted((r["domain"], r["subdomain"]) for r in rows) == [
+        ("Street Life", "Markets"), ("Street Life", "Traffic"), ("Wildlife", "Migration"),
+    ]  # fmt: skip
+    card = (out / "README.md").read_text()
+    assert "| street | Traffic | 1 | 0 | 1 |" in card
+    assert "| wildlife | Migration | 1 | 0 | 1 |" in card
+    assert "Retrodiction" not in card and "| taxonomy | the lab's own |" in card
+
+
+def tokens_of_reviewer(tokens: dict[store.Person, str], name: str) -> str:
+    return next(t for p, t in tokens.items() if p.role == "reviewer" and p.name == name)
 
 
 # ---- in Chromium -------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import rules
 from hss_inspect.construction.store import ReviewSlot, RevisionTimes, TaskHistory, TaskView
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.taxonomy import PAPER
 from hss_inspect.data.rows import Criterion, parse_row, row_record
 from hss_inspect.providers.paper_models import construction_funnel
 
@@ -74,10 +75,10 @@ def test_a_criterion_kept_across_revisions_keeps_its_id_and_weight() -> None:
         Criterion("q7", "Names the cause", 2.0),
         Criterion("c3", "Another"),
     )
-    assert submit_problems(Draft("Retrodiction", "Q?", "A.", revised)) == []
+    assert submit_problems(Draft("Retrodiction", "Q?", "A.", revised), PAPER) == []
     twice = Draft("Retrodiction", "Q?", "A.", rubric(("Same", "Same")))
-    assert submit_problems(twice) == ["Criterion written twice: 'Same'."]
-    empty = submit_problems(Draft())
+    assert submit_problems(twice, PAPER) == ["Criterion written twice: 'Same'."]
+    empty = submit_problems(Draft(), PAPER)
     assert empty == [
         "Give a subdomain.",
         "Give the question.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect as pyinspect
+import json
 import os
 import re
 import shlex
@@ -130,6 +131,36 @@ def a_build(log: Path) -> bytes:
         item = PoolItem("item-0001", "a.png", "image", 1)
         create_build(path, settings, [item], ["ann"], ["r1", "r2", "r3"])
     return path.read_bytes()
+
+
+SPLIT_COMMIT = "a7aec404a8d8c790464283c054111f9ae46acfa8"
+
+
+def split_log(log: Path) -> bytes:
+    """The log as a run of the split lab/hss-mini at a commit (a dataset other than HSS)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    out = log.with_name(f"{log.stem}-split.eval")
+    if not out.exists():
+        run = read_eval_log(str(log))
+        run.eval.metadata = {
+            **(run.eval.metadata or {}),
+            "hss_dataset_requested": {"dataset": "lab/hss-mini", "revision": SPLIT_COMMIT},
+            "hss_dataset_revision": SPLIT_COMMIT,
+            "hss_dataset_pinned": True,
+        }
+        write_eval_log(run, str(out))
+    return out.read_bytes()
+
+
+def a_row_misspelt(log: Path) -> bytes:
+    """One task for a_build's item a.png, its subdomain misspelt."""
+    row = {
+        "task_id": "t1", "domain": "Social Understanding", "subdomain": "Theory of Mnd",
+        "media_type": "image", "media_path": "a.png", "prompt": "Why does she wave?",
+        "golden_response": "To greet him.", "rubric_criteria": [{"id": "c1", "title": "Greets"}],
+    }  # fmt: skip
+    return (json.dumps(row) + "\n").encode()
 
 
 NOT_TEXT = constant(b"\x89PNG\r\n\x1a\n\xff\xfe\x00binary")
@@ -264,6 +295,20 @@ COMMAND_MISTAKES = [
         ("task 'hss_judge_audt' is not one of hss, hss_judge_audit", "did you mean"),
     ),
     Mistake(
+        "a split's register entry without its task file",
+        (
+            HSS_INSPECT,
+            "register",
+            "split.eval",
+            "--repository-url",
+            "https://github.com/lab/lab-evals",
+            "--repository-commit",
+            SPLIT_COMMIT,
+        ),
+        ("the logs ran on lab/hss-mini, whose entry needs a task file", "give --task-file PATH"),
+        (("split.eval", split_log),),
+    ),
+    Mistake(
         "a log that is not there",
         (HSS_INSPECT, "report", "no-such-log.eval"),
         ("no-such-log.eval: no such file or folder",),
@@ -277,6 +322,8 @@ COMMAND_MISTAKES = [
 
 
 HUMAN = ("hss_inspect/hss_human", "-T", "dataset=demo", "--model", "none")
+BUILD_NEW = (HSS_INSPECT, "build", "new", "b.sqlite", "--pool", "pool", "--authors", "1",
+             "--reviewers", "3")  # fmt: skip
 
 # A file the user gives that cannot be read as what it should be: a log, a price or
 # token-rules file, a study, people's answers, the rows of a dataset.
@@ -440,6 +487,23 @@ FILE_MISTAKES = [
         (("study.sqlite", a_study),),
     ),
     Mistake(
+        "a taxonomy that is not YAML",
+        (*BUILD_NEW, "--taxonomy", "taxonomy.yaml"),
+        ("--taxonomy taxonomy.yaml: not valid YAML at line 4, column 1", "fix it"),
+        (
+            (
+                "taxonomy.yaml",
+                constant(b"domains:\n  - name: Street Life\n    subdomains: [Traffic\n"),
+            ),
+        ),
+    ),
+    Mistake(
+        "a taxonomy with a domain of no subdomains",
+        (*BUILD_NEW, "--taxonomy", "taxonomy.yaml"),
+        ("--taxonomy taxonomy.yaml: domain 'Street Life' has no `subdomains`",),
+        (("taxonomy.yaml", constant(b"domains:\n  - name: Street Life\n")),),
+    ),
+    Mistake(
         "a dataset file that is not text",
         (HSS_INSPECT, "estimate", "--model", "hss/scripted", "--dataset", "rows.jsonl"),
         ("rows.jsonl: not a text file",),
@@ -553,6 +617,12 @@ NAME_MISTAKES = [
         (HSS_INSPECT, "build", "import", "build.sqlite", "tasks.jsonl", "--author", "anne"),
         ("anne is not an author of the build (--author)", "did you mean ann?"),
         (("build.sqlite", a_build), ("tasks.jsonl", constant(b"{}\n"))),
+    ),
+    Mistake(
+        "misspelt subdomain of a task imported into a build",
+        (HSS_INSPECT, "build", "import", "build.sqlite", "tasks.jsonl", "--author", "ann"),
+        ("line 1: task t1: unknown subdomain 'Theory of Mnd'", "did you mean 'Theory of Mind'?"),
+        (("build.sqlite", a_build), ("tasks.jsonl", a_row_misspelt)),
     ),
     Mistake(
         "misspelt model of the logs in --paper-model",

@@ -303,6 +303,116 @@ def test_the_task_path_names_the_task_as_the_registers_tooling_finds_it() -> Non
     assert found.name == "hss"
 
 
+# ---- a split's entry and the task file it points at ----------------------------------------
+
+SPLIT = "lab/hss-mini"
+
+
+def split_record(revision: str | None = DATASET_SHA) -> dict[str, Any]:
+    """The dataset records of a run of the split lab/hss-mini at `revision` (None: a local
+    copy of it)."""
+    return {
+        "hss_dataset_requested": {"dataset": SPLIT if revision else "/data/hss-mini",
+                                  "revision": revision or "main"},
+        "hss_dataset_revision": revision,
+        "hss_dataset_pinned": revision is not None,
+        "hss_dataset_size": {"tasks": 2, "media": {"image": 2, "video": 0}},
+        "hss_task_version": VERSION,
+    }  # fmt: skip
+
+
+def split_run(path: Path, revision: str | None = DATASET_SHA, model: str = "openai/x") -> Path:
+    items = [Item(f"m{i}", "retrodiction", "image", IMAGE_TRIES[i]) for i in range(2)]
+    return Path(write_log(path, items, model=model, metadata=split_record(revision)))
+
+
+def register_split(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+    where = ["--repository-url", REPO, "--repository-commit", SHA]
+    code = main(["register", *map(str, args), *where])
+    return code, capsys.readouterr().err
+
+
+def test_a_splits_entry_names_the_task_file_it_writes_which_runs_the_split_at_its_commit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The register's check passes (its schema, and its tooling finds the task at
+    task_path), and the file's task is hss on the split at the commit the logs read."""
+    import importlib.util
+
+    from inspect_ai.util import registry_info
+    from inspect_evals.metadata import ExternalEvalMetadata
+    from register_tooling.task_resolver import resolve_task
+
+    log = split_run(tmp_path / "run.eval")
+    monkeypatch.chdir(tmp_path)
+    code = main(["register", str(log), "--repository-url", REPO, "--repository-commit", SHA,
+                 "--task-file", "evals/hss_mini.py", "--out", "eval.yaml"])  # fmt: skip
+    said = capsys.readouterr().err
+    assert code == 0, said
+    assert (
+        "wrote evals/hss_mini.py, the task hss_mini (inspect eval evals/hss_mini.py@hss_mini)"
+        in said
+    )
+    assert f"commit it to {REPO} and give that commit as --repository-commit" in said
+    entry = load_with_the_register((tmp_path / "eval.yaml").read_text(), tmp_path)
+    assert isinstance(entry, ExternalEvalMetadata)
+    (task,) = entry.tasks
+    assert (task.name, task.task_path, task.dataset_samples) == ("hss_mini", "evals/hss_mini.py", 2)
+    source = (tmp_path / "evals" / "hss_mini.py").read_text()
+    assert resolve_task(source, line_anchor=None, file_label="hss_mini.py").name == "hss_mini"
+    assert "inspect eval evals/hss_mini.py@hss_mini" in entry.description
+
+    spec = importlib.util.spec_from_file_location("hss_mini_task", tmp_path / "evals/hss_mini.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (module.DATASET, module.REVISION) == (SPLIT, DATASET_SHA)
+    assert registry_info(module.hss_mini).name == "hss_mini"  # the name Inspect runs it by
+    (asset,) = (entry.runtime_metadata.extras if entry.runtime_metadata else {})["external_assets"]
+    assert (asset["source"], asset["state"]) == (SPLIT, "pinned")
+    assert DATASET_SHA in asset["comment"]
+
+
+def test_a_splits_entry_without_its_task_file_or_of_two_commits_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = split_run(tmp_path / "run.eval")
+    code, said = register_split(capsys, log)
+    assert (code, said.strip().splitlines()) == (1, [
+        f"hss-inspect register: the logs ran on {SPLIT}, whose entry needs a task file of its "
+        "own: give --task-file PATH (from the repository's root, e.g. evals/hss_mini.py), "
+        "which this command writes for you to commit"
+    ])  # fmt: skip
+    other = split_run(tmp_path / "other.eval", SHA, model="openai/y")
+    code, said = register_split(capsys, log, other, "--task-file", "t.py")
+    assert code == 1 and len(said.strip().splitlines()) == 1
+    assert f"the runs read 2 commits of {SPLIT}: {DATASET_SHA} ({log}), {SHA} ({other})" in said
+    local = split_run(tmp_path / "local.eval", None)
+    code, said = register_split(capsys, local, "--task-file", "t.py")
+    assert code == 1 and f"{local}: run on a local copy (/data/hss-mini)" in said
+    for wrong in ("/abs/t.py", "../t.py", "t.txt"):
+        code, said = register_split(capsys, log, "--task-file", wrong)
+        assert code == 1 and f"--task-file {wrong!r}: give the .py file's path" in said
+    assert not list(tmp_path.glob("*.py"))
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("# the lab's own code\n")
+    code, said = register_split(capsys, log, "--task-file", "mine.py")
+    assert code == 1 and "mine.py: the file exists and was not written by" in said
+    assert mine.read_text() == "# the lab's own code\n"
+    assert register_split(capsys, log, "--task-file", "t.py")[0] == 0
+    assert register_split(capsys, log, "--task-file", "t.py")[0] == 0  # its own: again
+
+
+def test_hss_takes_no_task_file(
+    full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, said = register_split(capsys, full_run, "--task-file", str(tmp_path / "t.py"))
+    assert code == 1 and "whose entry runs the package's own task hss" in said
+    assert "leave --task-file out" in said and not (tmp_path / "t.py").exists()
+
+
 # ---- the package's own eval.yaml and the release datum -----------------------------------
 
 

@@ -86,7 +86,7 @@ def test_unknown_taxonomy_is_reported_not_dropped(caplog: pytest.LogCaptureFixtu
         )
     assert len(parsed) == 2
     assert "task t1: unknown subdomain 'Telepathy'" in caplog.text
-    assert "belongs to 'Temporal & Causal Dynamics'" in caplog.text
+    assert "subdomain 'Retrodiction' is of the domain 'Temporal & Causal Dynamics'" in caplog.text
 
 
 def test_selection_by_media_domain_label_and_subdomain() -> None:

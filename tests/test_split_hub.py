@@ -4,7 +4,9 @@ a dataset repo (a git repo served by olah as an offline hub), run from it at a c
 published for that dataset id and revision, counted against its own size, under its own
 name; a `--limit`ed run of it is refused with one line; its register entry passes the
 register's own loader of the pinned inspect-evals and of the newest the package index
-serves."""
+serves, and the task file `register` writes for it, committed to the lab's repository and
+run from a clone in the register's form (`inspect eval <task_path>@<name>`), gives the
+results the entry reports."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -31,6 +34,7 @@ REPO_ID = "lab/wildlife-split"
 NAME = "wildlife_split"  # the split's own name: its repo's, as results and entries give it
 PASSING = "s-street"  # the scripted model answers this task's reference: only it passes
 SHA = "0123456789abcdef0123456789abcdef01234567"
+TASK_FILE = "evals/wildlife_split.py"  # where the lab keeps the split's task in its repository
 
 
 @pytest.fixture(scope="module")
@@ -48,15 +52,22 @@ def split_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[s
 
 
 def run_split(env: dict[str, str], commit: str, logs: Path, *args: str) -> EvalLog:
+    task = ["hss_inspect/hss", "-T", f"dataset={REPO_ID}", "-T", f"revision={commit}"]
+    return run_task(env, task, logs, *args)
+
+
+def run_task(
+    env: dict[str, str], task: list[str], logs: Path, *args: str, cwd: Path | None = None
+) -> EvalLog:
+    """`inspect eval` of the task (and its -T values) with the scripted model and judge."""
     answer = f"The reference answer of {PASSING}."  # what tests.support.build_pool writes
     command = [
-        INSPECT, "eval", "hss_inspect/hss", "-T", f"dataset={REPO_ID}", "-T",
-        f"revision={commit}", "--model", "hss/scripted", "-M", f"answer={answer}",
+        INSPECT, "eval", *task, "--model", "hss/scripted", "-M", f"answer={answer}",
         "--model-role", "grader=hss/scripted", "--log-dir", str(logs), "--display", "none",
         *args,
     ]  # fmt: skip
     done = subprocess.run(
-        command, env={**os.environ, **env}, capture_output=True, text=True, timeout=600
+        command, env={**os.environ, **env}, cwd=cwd, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (log,) = logs.glob("*.eval")
@@ -149,9 +160,12 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
     newest_inspect_evals: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _, commit = split_hub
+    monkeypatch.chdir(tmp_path)  # the repository's root, where the task file is written
     where = ["--repository-url", "https://github.com/lab/hss-inspect", "--repository-commit", SHA]
+    where += ["--task-file", TASK_FILE]
     plain, gated = tmp_path / "plain.yaml", tmp_path / "gated.yaml"
     assert main(["register", str(full_log), *where, "--out", str(plain)]) == 0
     assert main(["register", str(full_log), *where, "--gated", "manual", "--out", str(gated)]) == 0
@@ -159,6 +173,7 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
     entry = yaml.safe_load(plain.read_text())
     (task,) = entry["tasks"]
     assert (task["name"], task["dataset_samples"]) == (NAME, len(SPLIT_ROWS))
+    assert task["task_path"] == TASK_FILE and (tmp_path / TASK_FILE).is_file()
     assert "human_baseline" not in task  # HSS's 93.1 is HSS's; a split measures its own
     assert "522" not in plain.read_text() and "ScaleAI/HSS" not in plain.read_text()
     (result,) = entry["evaluation_report"]["results"]
@@ -189,3 +204,87 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
     assert read["asset"]["gated"] == "manual"
     code, _, err = read_by_register(gated, NAME, None)
     assert code == 1 and "gated" in err
+
+
+# ---- the register's run form: the task file committed, run from a clone ----------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def outcome(log: EvalLog) -> dict[str, Any]:
+    """What a run gave: its metrics, and per attempt the answer and the judge's verdict."""
+    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()} if log.results else {}
+    attempts = {
+        (str(s.id), s.epoch): (s.output.completion, s.scores and s.scores["rubric_judge"].value)
+        for s in log.samples or []
+    }
+    return {"status": log.status, "metrics": metrics, "attempts": attempts}
+
+
+def test_the_registers_run_form_from_a_clone_runs_the_split_at_the_commit_reported(
+    full_log: Path,
+    split_hub: tuple[dict[str, str], str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The whole round of docs/publishing.md: `register --task-file` in the lab's
+    repository writes the task, the lab commits it and writes the entry again at that
+    commit; the register's tooling finds the task at `task_path` in the file at the pinned
+    commit, and `inspect eval <task_path>@<name>` in a clone of that commit gives the
+    results of the logs the entry reports."""
+    from register_tooling.task_resolver import resolve_task
+
+    env, commit = split_hub
+    repo = tmp_path / "lab-evals"
+    repo.mkdir()
+    (repo / "README.md").write_text("The lab's evals.\n")
+    first = git_commit_all(repo, "the lab's repository")
+    monkeypatch.chdir(repo)
+    entry_file = Path("register") / NAME / "eval.yaml"
+
+    def register(pinned: str) -> str:
+        where = ["--repository-url", "https://github.com/lab/lab-evals"]
+        where += ["--repository-commit", pinned, "--task-file", TASK_FILE]
+        assert main(["register", str(full_log), *where, "--out", str(entry_file)]) == 0
+        return capsys.readouterr().err
+
+    said = register(first)
+    assert f"wrote {TASK_FILE}, the task {NAME} (inspect eval {TASK_FILE}@{NAME})" in said
+    assert "commit it to https://github.com/lab/lab-evals and give that commit" in said
+    pinned = git_commit_all(repo, "the split's task, for the register")
+    assert f"commit {pinned[:12]} holds it as written" in register(pinned)
+    assert git(repo, "status", "--porcelain", "--", TASK_FILE) == ""  # the same file again
+
+    entry = yaml.safe_load(entry_file.read_text())
+    (task,) = entry["tasks"]
+    assert (task["name"], task["task_path"]) == (NAME, TASK_FILE)
+    assert entry["source"]["repository_commit"] == pinned
+    committed = git(repo, "show", f"{pinned}:{task['task_path']}")
+    assert resolve_task(committed, line_anchor=None, file_label=TASK_FILE).name == task["name"]
+    code, read, err = read_by_register(repo / entry_file, NAME, None)
+    assert code == 0 and read["task"] == NAME, err
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", pinned)
+    again = run_task(env, [f"{task['task_path']}@{task['name']}"], tmp_path / "again", cwd=clone)
+    before = read_eval_log(str(full_log))
+    (result,) = entry["evaluation_report"]["results"]
+    assert again.eval.metadata is not None
+    assert again.eval.metadata["hss_dataset_revision"] == result["dataset_revision"] == commit
+    assert again.eval.metadata["hss_dataset_pinned"] is True
+    assert outcome(again) == outcome(before)
+    metrics = {m["key"]: m["value"] for m in result["metrics"]}
+    assert metrics["pass_at_1"] == pass_at_1(again)
+    # an entry of the clone's run gives back the register's form as the result's command
+    register_again = ["register", str(again.location), "--task-file", TASK_FILE]
+    register_again += ["--repository-url", "https://github.com/lab/lab-evals"]
+    register_again += ["--repository-commit", pinned, "--out", "again.yaml"]
+    assert main(register_again) == 0
+    (rerun,) = yaml.safe_load(Path("again.yaml").read_text())["evaluation_report"]["results"]
+    assert rerun["command"].startswith(f"inspect eval {TASK_FILE}@{NAME} --model hss/scripted ")
+    assert rerun["dataset_revision"] == commit

@@ -89,6 +89,11 @@ def add_new(new: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     new.add_argument("--blind-answers", action="store_true", help="each review round opens "
                      "with the media and question alone: the reviewer answers first")  # fmt: skip
+    new.add_argument(
+        "--taxonomy", type=Path, metavar="FILE",
+        help="a lab's own domains and subdomains (YAML: domains: [{name, subdomains: [...]}]) "
+        "the tasks are written and imported in [the paper's 4 domains, 11 subdomains]",
+    )  # fmt: skip
     add_flags(new, (*FRAME_OPTIONS, "frame_bytes_budget"))
     new.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     new.add_argument(
@@ -143,17 +148,23 @@ def print_links(build: Path, host: str, port: int) -> None:
 
 
 def run_new(args: argparse.Namespace) -> int:
-    from hss_inspect.construction.create import DEFAULT_PORT, new_build, prepare_pool_media
+    from hss_inspect.construction.create import (
+        DEFAULT_PORT,
+        new_build,
+        prepare_pool_media,
+        read_taxonomy,
+    )
     from hss_inspect.construction.duplicates import check_new_build, open_reference
     from hss_inspect.web.server import DEFAULT_HOST
 
     media = media_settings(vars(args))
     authors = people_names(args.authors, "--authors", "author")
     reviewers = people_names(args.reviewers, "--reviewers", "reviewer")
+    taxonomy = None if args.taxonomy is None else read_taxonomy(args.taxonomy)
     reference = open_reference(args.against, args.revision, args.jobs)  # before the build
     _, scan = new_build(
         args.build, args.pool, authors, reviewers, args.seed, args.view, media, args.prefix,
-        args.blind_answers,
+        args.blind_answers, taxonomy,
     )  # fmt: skip
     kinds = {kind: sum(i.media_type == kind for i in scan.items) for kind in ("image", "video")}
     print(
@@ -161,6 +172,12 @@ def run_new(args: argparse.Namespace) -> int:
         f"{kinds['video']} clips) from {args.pool}, {len(authors)} author(s), "
         f"{len(reviewers)} reviewer(s), {args.view} view"
         + (", blind answers in review" if args.blind_answers else "")
+        + (
+            f", the taxonomy of {args.taxonomy} ({len(taxonomy.domains)} domains, "
+            f"{len(taxonomy.subdomain_names)} subdomains)"
+            if taxonomy
+            else ""
+        )
     )
     for line in scan.skipped:
         print(f"  skipped {line}")
@@ -230,14 +247,14 @@ def median_text(minutes: float | None) -> str:
 
 
 def run_funnel(args: argparse.Namespace) -> int:
-    from hss_inspect.construction.blind import answers_if_asked
+    from hss_inspect.construction.blind import measured
     from hss_inspect.construction.funnel import funnel
     from hss_inspect.construction.funnel_report import render
     from hss_inspect.construction.store import histories, settings_of
 
     rounds = int(settings_of(args.build)["rounds"])
     text = render(funnel(histories(args.build), rounds), args.format,
-                  f"Funnel of {args.build.name}", answers_if_asked(args.build))  # fmt: skip
+                  f"Funnel of {args.build.name}", measured(args.build))  # fmt: skip
     if args.out is None:
         sys.stdout.write(text)
     else:

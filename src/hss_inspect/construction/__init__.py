@@ -22,7 +22,8 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `rounds`: review rounds: dealt, shown, decided; the checks' flags.
 - `task_views`: a task as its pages show it, review slots, the funnel's histories.
 - `build_file`: the file's schema and connections, people and tokens, the pool's items.
-- `authoring`: what an author writes and the rules a draft meets to go to review.
+- `authoring`: what an author writes, the rules a draft meets to go to review, and the
+  build's taxonomy (the paper's, or a lab's own).
 - `deal`: who reviews a round: never the author nor an earlier round's reviewer; seeded.
 - `pool`: the media pool's items: images and clips that open, each with an id.
 - `consensus`: blind answers that met the rubric; the split's human baseline, pure.

@@ -18,6 +18,7 @@ from typing import Any
 from hss_inspect.construction import blind, blind_pages, pages, store
 from hss_inspect.construction.authoring import (
     Draft,
+    build_taxonomy,
     criteria_lines,
     length_problems,
     rubric,
@@ -66,6 +67,7 @@ class BuildServer:
         self.items = store.items_by_id(build)
         self.rounds = int(settings["rounds"])
         self.blind = bool(settings.get(blind.SETTING, False))
+        self.taxonomy = build_taxonomy(settings)
         media = media_settings(settings["media"])
         self.frames = (
             FrameStore(media.frames, media.frame_bytes_budget)
@@ -131,7 +133,9 @@ class BuildServer:
             return web.html(
                 pages.read_only_page(base, person.name, item, heading, frames, note=note)
             )
-        body = pages.authoring_page(base, person.name, item, None, frames, time.time(), note=note)
+        body = pages.authoring_page(
+            base, person.name, item, None, frames, time.time(), note=note, taxonomy=self.taxonomy
+        )
         return web.html(body)
 
     async def task_page(self, request: Any) -> Any:
@@ -147,11 +151,19 @@ class BuildServer:
             opened = time.time()
             notice = "Draft saved." if "saved" in request.query_params else ""
             body = pages.authoring_page(
-                base, person.name, item, task, frames, opened, note=note, notice=notice
+                base,
+                person.name,
+                item,
+                task,
+                frames,
+                opened,
+                note=note,
+                notice=notice,
+                taxonomy=self.taxonomy,
             )
             return web.html(body)
         heading = f"{task.task_id}: {pages.state_text(task)}"
-        text = pages.drop_note(task) + pages.task_text(task)
+        text = pages.drop_note(task) + pages.task_text(task, self.taxonomy)
         return web.html(pages.read_only_page(base, person.name, item, heading, frames, text, note))
 
     async def save(self, request: Any) -> Any:
@@ -177,13 +189,15 @@ class BuildServer:
             kept["subdomain"], kept["prompt"], kept["reference"],
             rubric(criteria_lines(kept["criteria"]), previous),
         )  # fmt: skip
-        problems = submit_problems(draft) if action == "submit" else length_problems(draft)
+        check = submit_problems if action == "submit" else length_problems
+        problems = check(draft, self.taxonomy)
         opened = float_or_now(str(form.get("opened_at", "")))
         if problems:
             frames = await self.shown_frames(item)
             body = pages.authoring_page(
-                base, person.name, item, task, frames, opened, problems, kept
-            )
+                base, person.name, item, task, frames, opened, problems, kept,
+                taxonomy=self.taxonomy,
+            )  # fmt: skip
             return web.html(body, 422)
         try:
             saved = await web.blocking(
@@ -191,7 +205,9 @@ class BuildServer:
             )
         except InputError as exc:  # taken meanwhile, or no longer editable
             frames = await self.shown_frames(item)
-            body = pages.authoring_page(base, person.name, item, task, frames, opened, [str(exc)])
+            body = pages.authoring_page(
+                base, person.name, item, task, frames, opened, [str(exc)], taxonomy=self.taxonomy
+            )
             return web.html(body, 409)
         if action == "submit":
             if await web.blocking(store.submit_task, self.build, person.name, saved):
@@ -227,7 +243,7 @@ class BuildServer:
         flags = await web.blocking(store.flags_of, self.build, task.task_id, slot.revision)
         body = pages.review_page(
             base, person.name, slot, task, flags, frames, decided, dealt, problem, kept,
-            own, confirmed,
+            own, confirmed, taxonomy=self.taxonomy,
         )  # fmt: skip
         return web.html(body, status if problem else 200)
 

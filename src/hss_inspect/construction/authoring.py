@@ -1,13 +1,18 @@
 """What an author writes for one pool item (Sec. 2.4, step 2 and 3): the subdomain (its
-domain follows from the taxonomy), the question, the reference answer and the rubric, one
-criterion a line; and the rules a draft meets before it goes to review, which are the
-release's own rules for a row (`data.rows.parse_row`) and a few limits of length."""
+domain follows from the build's taxonomy), the question, the reference answer and the
+rubric, one criterion a line; and the rules a draft meets before it goes to review, which
+are the release's own rules for a row (`data.rows.parse_row`) and a few limits of length.
+
+The taxonomy is the paper's (Sec. 2.4: 4 domains, 11 subdomains) unless the build was made
+with a lab's own (`build new --taxonomy FILE`, stored as the build setting `taxonomy`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from hss_inspect.core.taxonomy import PARENT_OF_SUBDOMAIN
+from hss_inspect.core.taxonomy import PAPER, Taxonomy
 from hss_inspect.data.rows import (
     Criterion,
     DatasetError,
@@ -21,6 +26,14 @@ MAX_QUESTION_CHARS = 4_000
 MAX_REFERENCE_CHARS = 8_000
 MAX_CRITERION_CHARS = 1_000
 MAX_CRITERIA = 20
+# The build setting holding a lab's own taxonomy (absent: the paper's).
+SETTING = "taxonomy"
+
+
+def build_taxonomy(settings: Mapping[str, Any]) -> Taxonomy:
+    """The taxonomy a build's tasks are written in."""
+    stored = settings.get(SETTING)
+    return PAPER if stored is None else Taxonomy.from_record(stored)
 
 
 @dataclass(frozen=True)
@@ -35,10 +48,6 @@ class Draft:
     @property
     def titles(self) -> tuple[str, ...]:
         return tuple(c.title for c in self.criteria)
-
-    @property
-    def domain(self) -> str:
-        return PARENT_OF_SUBDOMAIN.get(self.subdomain, "")
 
 
 def criteria_lines(text: str) -> tuple[str, ...]:
@@ -66,8 +75,8 @@ def rubric(lines: tuple[str, ...], previous: tuple[Criterion, ...] = ()) -> tupl
     return tuple(criteria)
 
 
-def length_problems(draft: Draft) -> list[str]:
-    """What is too long, even for a draft to be saved."""
+def length_problems(draft: Draft, taxonomy: Taxonomy) -> list[str]:
+    """What is too long (or not of the build's taxonomy), even for a draft to be saved."""
     problems = []
     for what, text, limit in (
         ("The question", draft.prompt, MAX_QUESTION_CHARS),
@@ -80,14 +89,14 @@ def length_problems(draft: Draft) -> list[str]:
     for n, title in enumerate(draft.titles, start=1):
         if len(title) > MAX_CRITERION_CHARS:
             problems.append(f"Criterion {n} is longer than {MAX_CRITERION_CHARS:,} characters.")
-    if draft.subdomain and draft.subdomain not in PARENT_OF_SUBDOMAIN:
+    if draft.subdomain and not taxonomy.domain_of(draft.subdomain):
         problems.append(f"{draft.subdomain!r} is not a subdomain of the taxonomy.")
     return problems
 
 
-def submit_problems(draft: Draft) -> list[str]:
+def submit_problems(draft: Draft, taxonomy: Taxonomy) -> list[str]:
     """Why the draft cannot go to review yet (none: it can)."""
-    problems = length_problems(draft)
+    problems = length_problems(draft, taxonomy)
     for what, value in (
         ("a subdomain", draft.subdomain),
         ("the question", draft.prompt.strip()),
@@ -103,13 +112,16 @@ def submit_problems(draft: Draft) -> list[str]:
     return problems
 
 
-def draft_row(task_id: str, media_type: str, media_path: str, draft: Draft) -> TaskRow:
-    """The draft as a row of the release, by the release's own rules."""
+def draft_row(
+    task_id: str, media_type: str, media_path: str, draft: Draft, taxonomy: Taxonomy
+) -> TaskRow:
+    """The draft as a row of the release, by the release's own rules, its domain the one
+    its subdomain has in the build's taxonomy."""
     try:
         return parse_row(
             {
                 "task_id": task_id,
-                "domain": draft.domain,
+                "domain": taxonomy.domain_of(draft.subdomain),
                 "subdomain": draft.subdomain,
                 "media_type": media_type,
                 "media_path": media_path,

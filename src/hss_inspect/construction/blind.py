@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from hss_inspect.construction import store
 from hss_inspect.construction.consensus import (
     TASK_HEADER,
+    BlindMeasure,
     Grade,
     TaskAnswers,
-    baseline_line,
+    card_lines,
     consensus_lines,
     human_baseline,
     overall_line,
@@ -240,10 +241,17 @@ def status_lines(path: Path) -> list[str]:
     return [overall_line(tasks), *rows, *consensus_lines(tasks)]
 
 
+def measured(path: Path) -> BlindMeasure | None:
+    """Each task's blind answers and the split's human baseline, in a build that asks for
+    blind answers (None: it does not); what the funnel and the release's card report."""
+    tasks = answers_if_asked(path)
+    if tasks is None:
+        return None
+    return BlindMeasure(tuple(tasks), human_baseline(admitted_grades(path)))
+
+
 def baseline_lines(path: Path) -> list[str]:
     """The split's human baseline and the admitted tasks without measured consensus, as
     the release's card and `build export` say them ([]: the build asks no blind answers)."""
-    tasks = answers_if_asked(path)
-    if tasks is None:
-        return []
-    return [baseline_line(human_baseline(admitted_grades(path))), *consensus_lines(tasks)]
+    found = measured(path)
+    return [] if found is None else card_lines(found)

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hss_inspect.construction import store
+from hss_inspect.construction.authoring import build_taxonomy
 from hss_inspect.construction.store import Flag, TaskView
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.settings import HUMAN_CONDITION
@@ -118,11 +119,12 @@ def run_plan(build: Path, plan: CheckPlan) -> CheckOutcome:
     store what they found."""
     from hss_inspect.construction.export import link_file, write_release
 
-    pool = Path(store.settings_of(build)["pool"])
+    settings = store.settings_of(build)
+    pool, taxonomy = Path(settings["pool"]), build_taxonomy(settings)
     for views, folder in ((plan.chosen, plan.folder / "release"),
                           (plan.answered, plan.folder / ANSWERS)):  # fmt: skip
         if views:
-            write_release([(v, v.item) for v in views], pool, folder, link_file)
+            write_release([(v, v.item) for v in views], pool, folder, link_file, taxonomy)
     ran = run_evals(plan.runs, plan.log_dir)
     return store_check_flags(build, plan.chosen, ran, plan.log_dir, plan.answered)
 

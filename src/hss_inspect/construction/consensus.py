@@ -38,11 +38,27 @@ class Grade:
 
 @dataclass(frozen=True)
 class Baseline:
+    """The split's human baseline: pass@1 and the half-width of its 95% interval (as
+    fractions), the admitted tasks it covers, the answers graded and their judges."""
+
     pass_at_1: float
     ci95: float
-    tasks: int
+    task_ids: tuple[str, ...]
     answers: int
     judges: tuple[str, ...]
+
+    @property
+    def tasks(self) -> int:
+        return len(self.task_ids)
+
+
+@dataclass(frozen=True)
+class BlindMeasure:
+    """What a build that asks for blind answers measured: each task's answers, and the
+    split's human baseline (None: no answer to an admitted task is graded yet)."""
+
+    tasks: tuple[TaskAnswers, ...]
+    baseline: Baseline | None
 
 
 def totals(tasks: Sequence[TaskAnswers]) -> TaskAnswers:
@@ -83,7 +99,7 @@ def human_baseline(grades: Sequence[Grade]) -> Baseline | None:
     ]
     summary = summarize(outcomes)
     return Baseline(
-        summary["pass_at_1"], summary["pass_at_1_ci95"], len(by_task), len(grades),
+        summary["pass_at_1"], summary["pass_at_1_ci95"], tuple(by_task), len(grades),
         tuple(sorted({g.judge for g in grades})),
     )  # fmt: skip
 
@@ -137,3 +153,20 @@ def baseline_line(baseline: Baseline | None) -> str:
         f"(95% bootstrap interval) over {baseline.tasks} admitted task(s), "
         f"{baseline.answers} blind answer(s) graded by {', '.join(baseline.judges)}."
     )
+
+
+def card_lines(measure: BlindMeasure) -> list[str]:
+    """The human baseline and the admitted tasks without measured consensus, as the
+    release's card, `build export` and the funnel say them."""
+    return [baseline_line(measure.baseline), *consensus_lines(measure.tasks)]
+
+
+def baseline_record(baseline: Baseline | None) -> dict[str, object] | None:
+    """The baseline as the funnel's JSON gives it (fractions, as `report --format json`)."""
+    if baseline is None:
+        return None
+    return {
+        "pass_at_1": baseline.pass_at_1, "ci95": baseline.ci95, "tasks": baseline.tasks,
+        "task_ids": list(baseline.task_ids), "answers": baseline.answers,
+        "judges": list(baseline.judges),
+    }  # fmt: skip

@@ -12,6 +12,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hss_inspect.construction import store
+from hss_inspect.construction.authoring import SETTING as TAXONOMY
+from hss_inspect.construction.authoring import build_taxonomy
 from hss_inspect.construction.canary import SETTING as CANARY
 from hss_inspect.construction.canary import new_canary
 from hss_inspect.construction.deal import check_enough_reviewers
@@ -28,13 +30,9 @@ from hss_inspect.core.errors import InputError
 from hss_inspect.core.names import unknown_text
 from hss_inspect.core.options import option_values
 from hss_inspect.core.settings import MediaSettings
-from hss_inspect.data.rows import (
-    DatasetError,
-    TaskRow,
-    error_summary,
-    read_rows,
-    report_unknown_taxonomy,
-)
+from hss_inspect.core.taxonomy import Taxonomy
+from hss_inspect.core.user_files import parse_yaml_or_json, read_text
+from hss_inspect.data.rows import DatasetError, TaskRow, error_summary, read_rows
 
 # Where `hss-inspect build serve` listens unless told otherwise (beside a study's 8765).
 DEFAULT_PORT = 8766
@@ -50,10 +48,12 @@ def new_build(
     media: MediaSettings,
     prefix: str,
     blind_answers: bool = False,
+    taxonomy: Taxonomy | None = None,
 ) -> tuple[dict[store.Person, str], PoolScan]:
     """Write the build; each person's token per role, and what the pool held. With
     `blind_answers`, each review round opens with the media and the question alone and
-    stores the reviewer's own answer before the reveal (`blind`)."""
+    stores the reviewer's own answer before the reveal (`blind`); with `taxonomy`, the
+    tasks are written in a lab's own domains and subdomains, not the paper's."""
     if not pool.is_dir():
         raise InputError(f"--pool {pool}: no such folder; give the folder of images and clips")
     check_enough_reviewers(reviewers, authors, rules().rounds)
@@ -73,9 +73,23 @@ def new_build(
         "blind_answers": blind_answers,
         "created": datetime.now(tz=timezone.utc).isoformat(timespec="seconds"),
         CANARY: new_canary(),  # the release's mark for finding it in a training corpus
+        **({} if taxonomy is None else {TAXONOMY: taxonomy.record()}),
     }
     tokens = store.create_build(path, settings, scan.items, authors, reviewers)
     return tokens, scan
+
+
+def read_taxonomy(path: Path) -> Taxonomy:
+    """A lab's own taxonomy from its YAML (or JSON) file; one line naming the file and what
+    is wrong with it otherwise."""
+    where = f"--taxonomy {path}"
+    if not path.is_file():
+        raise InputError(f"{where}: no such file; give a YAML file of domains and subdomains")
+    data = parse_yaml_or_json(read_text(path, where), where, "fix it")
+    try:
+        return Taxonomy.from_record(data)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def prepare_pool_media(
@@ -104,17 +118,24 @@ def import_tasks(path: Path, tasks_file: Path, author: str, now: float) -> list[
     check_enough_reviewers(reviewers, [author], rules().rounds)
     if not tasks_file.is_file():
         raise InputError(f"{tasks_file}: no such file; give a JSONL file of tasks")
-    rows = read_tasks(tasks_file, store.pool_items(path), Path(store.settings_of(path)["pool"]))
+    settings = store.settings_of(path)
+    taxonomy = build_taxonomy(settings)
+    rows = read_tasks(tasks_file, store.pool_items(path), Path(settings["pool"]), taxonomy)
     created = store.import_rows(path, [row for row, _ in rows], [i for _, i in rows], author, now)
     flag_repeated_text(path, created)
     return created
 
 
 def read_tasks(
-    tasks_file: Path, pool_items: Sequence[tuple[PoolItem, Any, Any]], pool: Path
+    tasks_file: Path,
+    pool_items: Sequence[tuple[PoolItem, Any, Any]],
+    pool: Path,
+    taxonomy: Taxonomy,
 ) -> list[tuple[TaskRow, str]]:
     """Each row of the file with the id of the pool item it names; else one error listing
-    every bad row of the whole file (as the dataset loader does), so one fix does for all."""
+    every bad row of the whole file (as the dataset loader does), each with all its
+    problems (its domain and subdomain not a pair of the build's `taxonomy`, its media not
+    the pool's), so one fix does for all."""
     with tasks_file.open(encoding="utf-8") as handle:
         numbered, errors = read_rows(handle, str(tasks_file))
     index = PoolIndex.of(item for item, _, _ in pool_items)
@@ -122,8 +143,10 @@ def read_tasks(
     faults = list(errors)
     for number, row in numbered:
         item, why = pool_item_of(row, index, pool)
-        if item is None:
-            faults.append((number, f"{tasks_file} line {number}: task {row.task_id}: {why}"))
+        problems = [p for p in (taxonomy.fault(row.domain, row.subdomain), why) if p]
+        if item is None or problems:
+            said = "; ".join(problems)
+            faults.append((number, f"{tasks_file} line {number}: task {row.task_id}: {said}"))
         else:
             found.append((row, item.item_id))
     if faults:
@@ -132,7 +155,6 @@ def read_tasks(
         raise DatasetError(error_summary(listed, str(tasks_file), remedy))
     if not found:
         raise InputError(f"{tasks_file}: no rows; give a JSONL file of tasks")
-    report_unknown_taxonomy([row for row, _ in found], str(tasks_file))
     return found
 
 

@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hss_inspect.construction.authoring import draft_row
+from hss_inspect.construction.authoring import SETTING as TAXONOMY
+from hss_inspect.construction.authoring import build_taxonomy, draft_row
 from hss_inspect.construction.canary import SETTING as CANARY
 from hss_inspect.construction.canary import canary_text, mark_media
 from hss_inspect.construction.funnel import Funnel
@@ -35,7 +36,7 @@ from hss_inspect.construction.versions import (
 )
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.markdown import table
-from hss_inspect.core.taxonomy import DOMAINS, MEDIA_TYPES
+from hss_inspect.core.taxonomy import MEDIA_TYPES, Taxonomy
 from hss_inspect.data.fingerprints import TaskPrint
 from hss_inspect.data.release import ROWS_FILE, LocalRelease, fingerprints_of
 from hss_inspect.data.rows import TaskRow, row_record
@@ -65,10 +66,10 @@ class History:
     errata: dict[str, str]
 
 
-def release_rows(tasks: Sequence[tuple[TaskView, PoolItem]]) -> list[TaskRow]:
+def release_rows(tasks: Sequence[tuple[TaskView, PoolItem]], taxonomy: Taxonomy) -> list[TaskRow]:
     """Each task at its latest revision as a row, its media at `media/<pool path>`."""
     return [
-        draft_row(view.task_id, item.media_type, f"media/{item.path}", view.draft)
+        draft_row(view.task_id, item.media_type, f"media/{item.path}", view.draft, taxonomy)
         for view, item in tasks
     ]
 
@@ -78,13 +79,15 @@ def write_release(
     pool: Path,
     out: Path,
     place: Callable[[Path, Path], None],
+    taxonomy: Taxonomy,
     canary: str | None = None,
 ) -> Written:
     """Rows and media (each placed by `place(source, target)`: copied, or linked for a
-    check) in a new folder; each row with the `canary` field when one is given."""
+    check) in a new folder, in the build's `taxonomy`; each row with the `canary` field
+    when one is given."""
     if out.exists() and any(out.iterdir()):
         raise InputError(f"--out {out}: the folder is not empty; give a new one")
-    rows = release_rows(tasks)
+    rows = release_rows(tasks, taxonomy)
     (out / "data").mkdir(parents=True, exist_ok=True)
     extra = {CANARY: canary} if canary else {}
     lines = [json.dumps(row_record(row) | extra, ensure_ascii=False) + "\n" for row in rows]
@@ -156,7 +159,7 @@ def export_release(
             "where the tasks stand)"
         )
     canary = str(settings[CANARY])
-    written = write_release(tasks, pool, out, copy_as_reviewed, canary)
+    written = write_release(tasks, pool, out, copy_as_reviewed, build_taxonomy(settings), canary)
     for media_path in sorted({row.media_path for row in written.rows}):
         mark_media(out / media_path, canary)
     write_checksums(out, written.rows, canary)
@@ -190,10 +193,10 @@ def card_header(title: str, tasks: int) -> str:
     )
 
 
-def taxonomy_rows(rows: Sequence[TaskRow]) -> list[list[str]]:
+def taxonomy_rows(rows: Sequence[TaskRow], taxonomy: Taxonomy) -> list[list[str]]:
     counts = Counter((row.domain, row.subdomain, row.media_type) for row in rows)
     lines = []
-    for domain in DOMAINS:
+    for domain in taxonomy.domains:
         for sub in domain.subdomains:
             per_media = [counts[(domain.name, sub.name, m)] for m in MEDIA_TYPES]
             lines.append([domain.label, sub.name, *map(str, per_media), str(sum(per_media))])
@@ -233,7 +236,10 @@ def dataset_card(
         *(["## Versions", "\n".join(versioned)] if versioned else []),
         *baseline_section(baseline),
         "## Tasks by domain, subdomain and media",
-        table(["domain", "subdomain", *MEDIA_TYPES, "tasks"], taxonomy_rows(rows)),
+        table(
+            ["domain", "subdomain", *MEDIA_TYPES, "tasks"],
+            taxonomy_rows(rows, build_taxonomy(settings)),
+        ),
         "## How it was built",
         table(["setting", "value"], settings_rows(settings, funnel, exported)),
         *reviewed_view_lines(settings, rows),
@@ -297,6 +303,7 @@ def settings_rows(settings: dict[str, Any], funnel: Funnel, exported: str) -> li
         ["review rounds", str(rules().rounds)],
         ["what reviewers saw", str(settings["view"])],
         ["blind answers in review", "yes" if settings.get("blind_answers") else "no"],
+        ["taxonomy", "the lab's own" if TAXONOMY in settings else "the paper's (Sec. 2.4)"],
         ["seed (the dealing of reviews)", str(settings["seed"])],
         ["build made", str(settings["created"])],
         ["exported", exported],

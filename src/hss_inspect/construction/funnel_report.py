@@ -10,8 +10,9 @@ from html import escape
 
 from hss_inspect.construction.consensus import (
     TASK_HEADER,
-    TaskAnswers,
-    consensus_lines,
+    BlindMeasure,
+    baseline_record,
+    card_lines,
     overall_line,
     task_rows,
     totals,
@@ -124,39 +125,42 @@ def summary_line(f: Funnel) -> str:
 BLIND_HEADING = "Blind answers: principle 3 measured (Sec. 2.3)"
 
 
-def blind_markdown(answers: Sequence[TaskAnswers] | None) -> list[str]:
-    """The section of a build that asks for blind answers (none otherwise)."""
-    if answers is None:
+def blind_markdown(measure: BlindMeasure | None) -> list[str]:
+    """The section of a build that asks for blind answers (none otherwise): the answers
+    per task, then the card's lines (the human baseline, the tasks without consensus)."""
+    if measure is None:
         return []
+    answers = measure.tasks
     rows = table(TASK_HEADER, task_rows(answers)) if answers else "No blind answer yet."
-    return [f"## {BLIND_HEADING}", overall_line(answers), rows, *consensus_lines(answers)]
+    return [f"## {BLIND_HEADING}", overall_line(answers), rows, *card_lines(measure)]
 
 
-def blind_json(answers: Sequence[TaskAnswers] | None) -> dict[str, object]:
-    if answers is None:
+def blind_json(measure: BlindMeasure | None) -> dict[str, object]:
+    if measure is None:
         return {}
-    every = totals(answers)
+    every = totals(measure.tasks)
     return {
         "blind_answers": {
             "answers": every.answers, "graded": every.graded, "met": every.met,
-            "tasks": [asdict(t) for t in answers],
-            "admitted_without_consensus": [t.task_id for t in without_consensus(answers)],
+            "tasks": [asdict(t) for t in measure.tasks],
+            "admitted_without_consensus": [t.task_id for t in without_consensus(measure.tasks)],
+            "human_baseline": baseline_record(measure.baseline),
         }
     }  # fmt: skip
 
 
-def blind_html(answers: Sequence[TaskAnswers] | None) -> list[str]:
-    if answers is None:
+def blind_html(measure: BlindMeasure | None) -> list[str]:
+    if measure is None:
         return []
-    rows = [[escape(c) for c in row] for row in task_rows(answers)]
+    rows = [[escape(c) for c in row] for row in task_rows(measure.tasks)]
     return [
-        f"<h2>{escape(BLIND_HEADING)}</h2><p>{escape(overall_line(answers))}</p>",
+        f"<h2>{escape(BLIND_HEADING)}</h2><p>{escape(overall_line(measure.tasks))}</p>",
         html_table(TASK_HEADER, rows),
-        *(f"<p>{escape(line)}</p>" for line in consensus_lines(answers)),
+        *(f"<p>{escape(line)}</p>" for line in card_lines(measure)),
     ]
 
 
-def markdown(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
+def markdown(f: Funnel, title: str, measure: BlindMeasure | None = None) -> str:
     parts = [
         f"# {title}",
         table(STAGE_HEADER, stage_rows(f)),
@@ -169,24 +173,24 @@ def markdown(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None
         table(AUTHOR_HEADER, author_rows(f)),
         "## Reviewers",
         table(REVIEWER_HEADER, reviewer_rows(f)),
-        *blind_markdown(answers),
+        *blind_markdown(measure),
     ]
     return "\n\n".join(parts) + "\n"
 
 
-def as_json(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
+def as_json(f: Funnel, title: str, measure: BlindMeasure | None = None) -> str:
     paper_authored, paper_after = construction_funnel()
     payload = {
         "title": title,
         **asdict(f),
         "yield": f.yield_share,
         "paper": {"authored": paper_authored, "after_rounds": list(paper_after)},
-        **blind_json(answers),
+        **blind_json(measure),
     }
     return json.dumps(payload, indent=2) + "\n"
 
 
-def html_page(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
+def html_page(f: Funnel, title: str, measure: BlindMeasure | None = None) -> str:
     tables = [
         html_table(STAGE_HEADER, [[escape(c) for c in row] for row in stage_rows(f)]),
         f"<p>{escape(summary_line(f))}</p>",
@@ -199,7 +203,7 @@ def html_page(f: Funnel, title: str, answers: Sequence[TaskAnswers] | None = Non
         html_table(AUTHOR_HEADER, [[escape(c) for c in row] for row in author_rows(f)]),
         "<h2>Reviewers</h2>",
         html_table(REVIEWER_HEADER, [[escape(c) for c in row] for row in reviewer_rows(f)]),
-        *blind_html(answers),
+        *blind_html(measure),
     ]
     style = (
         "body{font:15px/1.45 system-ui,sans-serif;max-width:64rem;margin:1rem auto;padding:0 1rem}"
@@ -251,7 +255,7 @@ def funnel_svg(f: Funnel) -> str:
     return "".join(parts)
 
 
-def render(f: Funnel, fmt: str, title: str, answers: Sequence[TaskAnswers] | None = None) -> str:
-    """The funnel in `fmt`; with `answers` (a build that asks for blind answers), how many
-    met the rubric, per task and overall."""
-    return {"md": markdown, "json": as_json, "html": html_page}[fmt](f, title, answers)
+def render(f: Funnel, fmt: str, title: str, measure: BlindMeasure | None = None) -> str:
+    """The funnel in `fmt`; with `measure` (a build that asks for blind answers), how many
+    met the rubric, per task and overall, and the split's human baseline."""
+    return {"md": markdown, "json": as_json, "html": html_page}[fmt](f, title, measure)

@@ -17,7 +17,7 @@ from hss_inspect.construction.authoring import (
 from hss_inspect.construction.pool import PoolItem
 from hss_inspect.construction.rules import OTHER_REASON, rules
 from hss_inspect.construction.store import Flag, PoolPage, ReviewSlot, TaskView
-from hss_inspect.core.taxonomy import DOMAINS
+from hss_inspect.core.taxonomy import Taxonomy
 from hss_inspect.web.media import ShownFrames
 from hss_inspect.web.pages import ONCE, escape, media_html, page
 
@@ -200,9 +200,10 @@ def duplicate_note(note: str) -> str:
     return f"<p class=flag>{escape(note)}</p>" if note else ""
 
 
-def subdomain_select(chosen: str) -> str:
+def subdomain_select(chosen: str, taxonomy: Taxonomy) -> str:
+    """The build's taxonomy to choose from: its subdomains, grouped by domain."""
     groups = []
-    for domain in DOMAINS:
+    for domain in taxonomy.domains:
         options = "".join(
             f'<option value="{escape(s.name)}"{" selected" if s.name == chosen else ""}>'
             f"{escape(s.name)}</option>"
@@ -227,10 +228,12 @@ def authoring_page(
     kept: dict[str, str] | None = None,
     note: str = "",
     notice: str = "",
+    *,
+    taxonomy: Taxonomy,
 ) -> str:
     """The form for one item: new, a draft, or a task returned with its feedback (and the
     criteria it is about); `note` says what the item nearly repeats, `notice` what was
-    just stored."""
+    just stored; the subdomains offered are the build's `taxonomy`."""
     draft = task.draft if task else None
     values = kept or {
         "subdomain": draft.subdomain if draft else "",
@@ -248,7 +251,7 @@ def authoring_page(
         f'<input type=hidden name=item_id value="{escape(item.item_id)}">'
         f'<input type=hidden name=task_id value="{escape(task.task_id if task else "")}">'
         f'<input type=hidden name=opened_at value="{opened_at:.3f}">'
-        f"{subdomain_select(values['subdomain'])}"
+        f"{subdomain_select(values['subdomain'], taxonomy)}"
         + limited_text(
             "Question, as the model will be asked it", "prompt", values, MAX_QUESTION_CHARS
         )
@@ -351,12 +354,13 @@ def read_only_page(
     return page(f"HSS build: {heading}", body, STYLE)
 
 
-def task_text(task: TaskView) -> str:
+def task_text(task: TaskView, taxonomy: Taxonomy) -> str:
     criteria = "".join(
         f"<li><code>{escape(c.id)}</code> {escape(c.title)}</li>" for c in task.draft.criteria
     )  # the ids alone number the criteria: a list without numbers of its own
     return (
-        f"<h3>{escape(task.draft.domain)} / {escape(task.draft.subdomain)}</h3>"
+        f"<h3>{escape(taxonomy.domain_of(task.draft.subdomain))} / "
+        f"{escape(task.draft.subdomain)}</h3>"
         f"<h3>Question</h3><p>{escape(task.draft.prompt)}</p>"
         f"<h3>Reference answer</h3><p>{escape(task.draft.reference)}</p>"
         f"<h3>Rubric</h3><ul class=rubric>{criteria}</ul>"
@@ -379,6 +383,8 @@ def review_page(
     kept: dict[str, str] | None = None,
     own: str = "",
     confirmed: str = "",
+    *,
+    taxonomy: Taxonomy,
 ) -> str:
     """One round of one task: the task as authored (its item named by id; after `own`, the
     reviewer's blind answer, in a build that asks for one), its checks, the verdict form;
@@ -386,7 +392,8 @@ def review_page(
     error = f"<p class=error>{escape(problem)}</p>" if problem else ""
     content = (
         f"{media_html(base, task.item.item_id, task.item.media_type, frames)}{own}"
-        f"{task_text(task)}{flags_html(flags)}{error}{verdict_form(base, slot, task, kept or {})}"
+        f"{task_text(task, taxonomy)}{flags_html(flags)}{error}"
+        f"{verdict_form(base, slot, task, kept or {})}"
     )
     return round_page(base, name, slot, task.item.item_id, (decided, dealt), confirmed, content)
 

@@ -2,7 +2,8 @@
 
 - `settings`: the protocol's defaults (paper App. C).
 - `options`: every task option (name, kind, default, allowed values, help).
-- `taxonomy`: the four domains, eleven subdomains and their short labels.
+- `taxonomy`: the four domains, eleven subdomains and their short labels; a lab's own for a
+  build.
 - `config`: the YAML shipped with the package (task_configs/, scorers/).
 - `errors`: the errors a user fixes, printed by Inspect as one line.
 - `user_files`: a user's YAML or JSON file, refused in one line where it does not parse.

@@ -36,7 +36,7 @@ class Invocation:
     """How a log's eval was run, as far as the log records it: enough to give back the
     `inspect eval` command (Inspect logs no command line) and the versions and dates."""
 
-    task: str  # the registry name, e.g. hss_inspect/hss
+    task: str  # as `inspect eval` takes it: hss_inspect/hss, or FILE@NAME for a file's task
     task_version: str  # the eval's version as Inspect records it
     full_version: str | None  # hss_task_version (the fingerprint of every text and rule)
     task_args: dict[str, Any]  # the -T values passed
@@ -170,7 +170,7 @@ def invocation_of(log: EvalLog) -> Invocation:
     plan = log.plan.config.model_dump(exclude_none=True) if log.plan else {}
     usage = list(log.stats.model_usage.values()) if log.stats else []
     return Invocation(
-        task=spec.task_registry_name or spec.task,
+        task=task_named(log),
         task_version=str(spec.task_version),
         full_version=metadata.get("hss_task_version"),
         task_args=dict(spec.task_args_passed or {}),
@@ -186,6 +186,15 @@ def invocation_of(log: EvalLog) -> Invocation:
         total_tokens=sum(u.total_tokens for u in usage) if usage else None,
         judge_prompt_sha256=metadata.get("hss_judge_prompt_sha256"),
     )
+
+
+def task_named(log: EvalLog) -> str:
+    """The task as `inspect eval` was given it: a package's task by its registry name
+    (`hss_inspect/hss`), a file's as FILE@NAME (`src/hss_inspect/task.py@hss`, the
+    register's run form), the file's path as the run's working folder saw it."""
+    spec = log.eval
+    name = spec.task_registry_name or spec.task
+    return f"{spec.task_file}@{name}" if spec.task_file else name
 
 
 def _role(config: Any) -> dict[str, Any]:

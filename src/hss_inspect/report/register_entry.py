@@ -12,16 +12,22 @@ here; the command only reads logs, calls `register_entry` and writes.
 An entry is of one dataset: HSS, or another dataset in its format (a split made with
 `hss-inspect build`, run as `hss_inspect/hss -T dataset=<id>`). Its task is named by the
 dataset's own name (`LogInfo.benchmark`), its samples are the dataset's size as the logs
-recorded it, and HSS's description and human baseline belong to HSS's entry only.
+recorded it, and HSS's description and human baseline belong to HSS's entry only. HSS's
+task is the package's own `hss` in src/hss_inspect/task.py; a split's is a task file of
+its own (`SplitTask`), which `register` writes for the user to commit, so that the
+register's run form, `inspect eval <task_path>@<name>` from a clone, runs the split at the
+commit its results read.
 """
 
 from __future__ import annotations
 
+import json
+import keyword
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from hss_inspect.core.config import FULL_COMMIT, eval_metadata, release_commit
@@ -136,26 +142,157 @@ def why_left_out(r: Result) -> str | None:
     return None
 
 
+# ---- a split's task file -------------------------------------------------------------------
+
+# The last line of a task file's docstring: a file holding it was written by `register`
+# and may be written again.
+WRITTEN_BY = "Written by `hss-inspect register`; written again by it when the entry is."
+# Names the task file defines besides the task: a task may not take one of them.
+_FILE_NAMES = {"Any", "Task", "task", "hss"}
+
+
+@dataclass(frozen=True)
+class SplitTask:
+    """A split's task as the register runs it: the file at `path` (from the repository's
+    root) defining the @task `name`, which is the package's `hss` on `dataset` at the commit
+    `revision`."""
+
+    name: str
+    dataset: str
+    revision: str
+    path: str
+
+    @property
+    def run_form(self) -> str:
+        return f"inspect eval {self.path}@{self.name}"
+
+    def text(self) -> str:
+        """The file's Python source: one @task, `hss` with the split and its commit as
+        defaults (any other option of `hss` is still given with -T)."""
+        return _TASK_FILE.format(
+            name=self.name,
+            dataset=self.dataset,
+            revision=self.revision,
+            run_form=self.run_form,
+            written_by=WRITTEN_BY,
+            dataset_literal=json.dumps(self.dataset),
+            revision_literal=json.dumps(self.revision),
+        )
+
+
+_TASK_FILE = '''"""{dataset}: tasks in the format of Humanity's Sixth Sense (HSS), at
+commit {revision}, run with hss-inspect's task hss as the Inspect Evals register's
+entry {name} runs them:
+
+    {run_form} --model <model> --model-role grader=<judge>
+
+{written_by}
+"""
+
+from typing import Any
+
+from inspect_ai import Task, task
+
+from hss_inspect.task import hss
+
+DATASET = {dataset_literal}
+# the commit of DATASET the register's results read
+REVISION = {revision_literal}
+
+
+@task
+def {name}(**kwargs: Any) -> Task:
+    """The split at the commit its results read; -T takes any option of hss."""
+    return hss(**{{"dataset": DATASET, "revision": REVISION, **kwargs}})
+'''
+
+
+def task_file_path(value: str) -> str:
+    """`--task-file` as the entry's `task_path`: a .py file inside the repository, given
+    from its root (where the command is run)."""
+    path = PurePosixPath(value.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or path.suffix != ".py":
+        raise InputError(
+            f"--task-file {value!r}: give the .py file's path from the repository's root, "
+            "e.g. evals/my_split.py (the entry's task_path; run the command from the root)"
+        )
+    return str(path)
+
+
+def split_task(found: Sequence[Result], task_file: str | None) -> SplitTask | None:
+    """The task file of a split's entry (None for HSS, whose task is the package's own):
+    the dataset the runs read, at the one commit they read."""
+    info = found[0].info
+    if info.benchmark == TASK:
+        if task_file is not None:
+            raise InputError(
+                f"--task-file {task_file}: the logs ran on {info.dataset or DEFAULT_DATASET}, "
+                f"whose entry runs the package's own task {TASK} ({TASK_PATH}); leave "
+                "--task-file out"
+            )
+        return None
+    name = info.benchmark
+    if task_file is None:
+        raise InputError(
+            f"the logs ran on {info.dataset}, whose entry needs a task file of its own: give "
+            f"--task-file PATH (from the repository's root, e.g. evals/{name}.py), which "
+            "this command writes for you to commit"
+        )
+    if not name.isidentifier() or keyword.iskeyword(name) or name in _FILE_NAMES:
+        raise InputError(
+            f"{info.dataset}: its name {name} cannot name a Python function, which the "
+            "register's task must be: push the split to a repo whose name starts with a letter"
+        )
+    return SplitTask(name, str(info.dataset), the_commit_read(found), task_file_path(task_file))
+
+
+def the_commit_read(found: Sequence[Result]) -> str:
+    """The one commit of the split the runs read: the commit its task file pins."""
+    local = [r.info for r in found if r.info.dataset_revision is None]
+    if local:
+        raise InputError(
+            f"{local[0].log}: run on a local copy ({local[0].dataset}), which a clone of the "
+            "repository cannot read: run it on the pushed split (-T dataset=<hub id> "
+            "-T revision=<commit>)"
+        )
+    commits: dict[str, str] = {}
+    for r in found:
+        commits.setdefault(str(r.info.dataset_revision), r.info.log)
+    if len(commits) > 1:
+        read = ", ".join(f"{commit} ({log})" for commit, log in commits.items())
+        raise InputError(
+            f"the runs read {len(commits)} commits of {found[0].info.dataset}: {read}; "
+            "an entry's task runs one: give the logs of one commit"
+        )
+    return next(iter(commits))
+
+
 # ---- the entry ---------------------------------------------------------------------------
 
 
 def register_entry(
-    found: Sequence[Result], where: Source, package_version: str, gated: str | None = None
+    found: Sequence[Result],
+    where: Source,
+    package_version: str,
+    gated: str | None = None,
+    split: SplitTask | None = None,
 ) -> dict[str, Any]:
     """The entry (for `register/<name>/eval.yaml`) reporting `found`, the runs `select`
     kept (all of one dataset); `gated` (`auto`, `manual`): how the dataset's hub repo
-    grants access."""
+    grants access; `split`: the task file of a dataset other than HSS (`split_task`)."""
     meta = eval_metadata()
     info = found[0].info
-    hss = info.benchmark == TASK
-    assets = [dict(a) for a in meta["external_assets"]] if hss else [split_asset(found)]
+    if split is None and info.benchmark != TASK:
+        raise ValueError("the entry of a split needs its task file (split_task)")
+    state = asset_state(info) if split is None else split_state(split)
+    assets = [dict(a) for a in meta["external_assets"]] if split is None else [split_asset(split)]
     if gated:
         assets = [{**asset, "gated": gated} for asset in assets]
     return {
-        "full_title": meta["title"] if hss else f"{info.dataset}: tasks in HSS's format",
-        "common_title": COMMON_TITLE if hss else info.benchmark,
+        "full_title": meta["title"] if split is None else f"{info.dataset}: tasks in HSS's format",
+        "common_title": COMMON_TITLE if split is None else split.name,
         "paper_title": PAPER_TITLE,
-        "description": description(meta) if hss else split_description(info),
+        "description": description(meta) if split is None else split_description(info, split),
         "arxiv": meta["arxiv"],
         "contributors": list(meta["contributors"]),
         "tags": list(meta["tags"]),
@@ -163,13 +300,13 @@ def register_entry(
             "requires": dict(meta["metadata"]["requires"]),
             "extras": {**meta["metadata"]["extras"], "external_assets": assets},
         },
-        "tasks": [task_entry(info)],
+        "tasks": [task_entry(info, state, split)],
         "source": {
             "repository_url": where.repository_url,
             "repository_commit": where.repository_commit,
             **({"maintainers": list(where.maintainers)} if where.maintainers else {}),
         },
-        "evaluation_report": evaluation_report(found, where, package_version),
+        "evaluation_report": evaluation_report(found, where, package_version, state),
     }
 
 
@@ -186,31 +323,36 @@ def description(meta: Mapping[str, Any]) -> str:
     )
 
 
-def split_description(info: LogInfo) -> str:
+def split_description(info: LogInfo, split: SplitTask) -> str:
     """Another dataset in HSS's format: what it holds, and how it is run."""
     size = known_size(info)
     return (
         f"{size.tasks} tasks ({size.media['image']} images, {size.media['video']} clips) in "
         "the format of Humanity's Sixth Sense (HSS, arXiv 2610.08966): free-form questions "
         "about images and video clips, each graded by an LLM judge against atomic rubric "
-        "criteria; an attempt passes only when every criterion is met. Run with the "
-        f"package's task hss on the dataset {info.dataset} (-T dataset={info.dataset}); "
-        "pass@1 over 3 attempts with a 95% bootstrap interval."
+        "criteria; an attempt passes only when every criterion is met. Run with "
+        f"{split.run_form} (the package's task hss on the dataset {split.dataset} at commit "
+        f"{split.revision}); pass@1 over 3 attempts with a 95% bootstrap interval."
     )
 
 
-def split_asset(found: Sequence[Result]) -> dict[str, Any]:
-    """The dataset of a split as the register's external asset: pinned when every run
-    read the commit it asked for."""
-    info = found[0].info
-    pinned = all(r.info.dataset_pinned for r in found)
+def split_asset(split: SplitTask) -> dict[str, Any]:
+    """The dataset of a split as the register's external asset: pinned by its task file."""
     return {
         "type": "huggingface",
-        "source": info.dataset,
+        "source": split.dataset,
         "fetch_method": "hf_hub_download",
-        "state": "pinned" if pinned else "floating",
-        "comment": asset_state(info),
+        "state": "pinned",
+        "comment": split_state(split),
     }
+
+
+def split_state(split: SplitTask) -> str:
+    return (
+        f"The dataset {split.dataset} is pinned: {split.run_form} reads commit "
+        f"{split.revision} (the task hss with -T dataset={split.dataset} "
+        f"-T revision={split.revision}); every log records the commit it read."
+    )
 
 
 def known_size(info: LogInfo) -> DatasetSize:
@@ -222,30 +364,23 @@ def known_size(info: LogInfo) -> DatasetSize:
     return info.dataset_size
 
 
-def task_entry(info: LogInfo) -> dict[str, Any]:
-    name = info.benchmark
+def task_entry(info: LogInfo, state: str, split: SplitTask | None) -> dict[str, Any]:
     baseline = {
         "metric": METRIC,
         "score": human_baseline().values[METRIC],
         "source": HUMAN_BASELINE_SOURCE,
     }
     return {
-        "name": name,
-        "task_path": TASK_PATH,
+        "name": TASK if split is None else split.name,
+        "task_path": TASK_PATH if split is None else split.path,
         "dataset_samples": known_size(info).tasks,
-        **({"human_baseline": baseline} if name == TASK else {}),
-        "comment": asset_state(info),
+        **({"human_baseline": baseline} if split is None else {}),
+        "comment": state,
     }
 
 
 def asset_state(info: LogInfo) -> str:
-    """Whether the dataset is pinned: HSS by the release commit the package names; another
-    dataset by the commits its runs read."""
-    if info.benchmark != TASK:
-        return (
-            f"The dataset {info.dataset}, run as hss_inspect/hss -T dataset={info.dataset} "
-            "-T revision=<commit>; every log records the commit it read (each result names it)."
-        )
+    """Whether HSS's dataset is pinned: by the release commit the package names."""
     pinned = release_commit()
     if pinned:
         return (
@@ -259,7 +394,7 @@ def asset_state(info: LogInfo) -> str:
 
 
 def evaluation_report(
-    found: Sequence[Result], where: Source, package_version: str
+    found: Sequence[Result], where: Source, package_version: str, state: str
 ) -> dict[str, Any]:
     versions = sorted({run_version(r) for r in found})
     commands = {template(r) for r in found}
@@ -267,7 +402,7 @@ def evaluation_report(
         "commit": where.report_commit,
         "version": versions[0] if len(versions) == 1 else package_version,
         **({"command": commands.pop()} if len(commands) == 1 else {}),
-        "notes": report_notes(found, versions),
+        "notes": report_notes(found, versions, state),
         "results": [result_entry(r) for r in found],
     }
 
@@ -301,12 +436,12 @@ def result_entry(r: Result) -> dict[str, Any]:
     return {name: value for name, value in entry.items() if value is not None}
 
 
-def report_notes(found: Sequence[Result], versions: Sequence[str]) -> list[str]:
+def report_notes(found: Sequence[Result], versions: Sequence[str], state: str) -> list[str]:
     notes = [
         f"Values in percent, on the scale of the paper's Table 1: {METRIC} is pass@1 (the "
         "mean over tasks of the share of attempts passing every rubric criterion) and "
         f"{INTERVAL} the half-width of its 95% bootstrap interval over tasks.",
-        asset_state(found[0].info),
+        state,
     ]
     if len(versions) > 1:
         notes.append(
