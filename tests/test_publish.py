@@ -21,6 +21,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 
 from hss_inspect.commands.cli import main
 from hss_inspect.core.config import commit_in, eval_metadata, release_commit
+from hss_inspect.data.fingerprints import TaskPrint, prints_record
 from tests.support.logs import Item, Try, write_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,12 +37,17 @@ def paper() -> dict[str, Any]:
 
 
 def hub_record(revision: str = DATASET_SHA, requested: str | None = None) -> dict[str, Any]:
-    """The dataset records of a run on the hub's ScaleAI/HSS (pinned unless `requested`)."""
+    """The dataset records of a run on the hub's ScaleAI/HSS (pinned unless `requested`),
+    with the release's fingerprints: every commit here holds the same tasks, so runs at
+    two commits measured the same thing."""
     return {
         "hss_dataset_requested": {"dataset": "ScaleAI/HSS", "revision": requested or revision},
         "hss_dataset_revision": revision,
         "hss_dataset_pinned": requested is None,
         "hss_task_version": VERSION,
+        "hss_release": prints_record(
+            {item.task_id: TaskPrint("m", "p", "k", item.task_id) for item in release_items()}
+        ),
     }
 
 

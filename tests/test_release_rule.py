@@ -55,6 +55,7 @@ def metadata(
         "hss_dataset_revision": commit,
         "hss_dataset": f"hf://datasets/{dataset}@{commit}",
         "hss_task_version": version,
+        "hss_dataset_size": {"tasks": 3, "media": {"image": 2, "video": 1}},
     }
     if tasks is not None:
         found["hss_release"] = release(tasks)
@@ -188,20 +189,26 @@ def test_a_diff_classes_each_part_by_what_it_costs() -> None:
         (["agreement", "{logs}"], "agreement"),
         (
             ["register", "{logs}", "--repository-url", "https://github.com/o/r",
-             "--repository-commit", "0" * 40],
+             "--repository-commit", "0" * 40, "--task-file", "evals/split.py"],
             "the register's entry",
         ),
     ],
 )  # fmt: skip
 def test_tables_and_publishers_of_one_release_refuse_two(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], what: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    what: str,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # where the register would write the split's task file
     fixed = {**BASE, "t2": printed("mt2", "pt2", "FIXED", "lt2")}
     a = write_log(tmp_path / "logs" / "a.eval", ITEMS, model="m/a", metadata=metadata(BASE))
     b = write_log(tmp_path / "logs" / "b.eval", ITEMS, model="m/b", metadata=metadata(fixed))
     words = [w.format(logs=tmp_path / "logs", out=tmp_path / "out") for w in argv]
     assert main(words) == 1
     (line,) = capsys.readouterr().err.strip().splitlines()
+    assert not (tmp_path / "out").exists() and not (tmp_path / "evals").exists()
     assert line.endswith(
         f"{what} takes runs of one release: {a} and {b} differ (1 shared task(s) differ "
         "(1 to grade again: t2)); give the logs of one release, or carry the others to it "

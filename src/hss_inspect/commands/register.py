@@ -80,7 +80,6 @@ def run(args: argparse.Namespace) -> int:
     for path in audits:
         print(f"hss-inspect register: {path}: a judge-audit log; left out", file=sys.stderr)
     infos, records = read_logs([p for p in paths if p not in audits])
-    require_one_release(infos, "the register's entry")
     rows = [clean_nan(leaderboard_row(run)) for run in primary_runs(runs_of(records))]
     version = str(eval_metadata()["version"])
     chosen = select(results(infos, rows), version)
@@ -92,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
             "condition); the lines above say why each was left out"
         )
     split = split_task(chosen.results, args.task_file)
+    require_one_release([r.info for r in chosen.results], "the register's entry")
     entry = register_entry(chosen.results, where, version, args.gated, split)
     text = yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=100)
     if split is not None:

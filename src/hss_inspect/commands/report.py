@@ -155,7 +155,6 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         require_one_release(infos, "the register's evaluation report")
         return _register(args, infos, runs, cost)
     if args.format == HUB:
-        require_one_release(infos, "the hub's eval results")
         return _hub_results(args, infos, primary_runs(runs))
     releases = releases_of(infos)
     boards = [board_of(release, runs, args.with_paper) for release in releases]
@@ -302,6 +301,7 @@ def _hub_results(args: argparse.Namespace, infos: list[LogInfo], runs: list[Run]
     if args.out is None:
         raise InputError("--format hf-eval-results writes a file per model: give --out DIR")
     found = hub_results(infos, runs, [clean_nan(leaderboard_row(run)) for run in runs])
+    require_one_release(found.published, "the hub's eval results")
     for line in found.refused:
         print(f"hss-inspect report: {line}", file=sys.stderr)
     for name, entries in found.files.items():

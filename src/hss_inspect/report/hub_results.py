@@ -61,6 +61,7 @@ class HubResults:
 
     files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    published: list[LogInfo] = field(default_factory=list)  # the runs the files hold
 
 
 def hub_results(
@@ -86,6 +87,7 @@ def hub_results(
                 )
             seen[key] = run.log
             found.files.setdefault(path, []).append(entry)
+        found.published.append(info)
     return found
 
 
