@@ -7,6 +7,7 @@ between two exports classes every change as the changelog does."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -56,7 +57,10 @@ def test_a_split_lives_through_versions(tmp_path: Path) -> None:
     b, first = admitted_build(tmp_path)
     card = (first / "README.md").read_text()
     assert "Version 1: the first, 4 task(s)." in card
-    assert "- Version 1: 4 -> 4 -> 4 -> 4 (4 admitted)" in card
+    assert "- Version 1: 4 -> 4 -> 4 -> 4 (4 admitted, 0 retired: 4 released)" in card
+    # a clip as released carries no muxer's version: the same bytes under any PyAV
+    for clip in (first / "media").rglob("*.mp4"):
+        assert re.search(rb"Lavf\d", clip.read_bytes()) is None, clip
 
     kitchen, sound, ball, street = (
         task_of(b.path, n) for n in ("s-kitchen", "s-sound", "s-ball", "s-street")
@@ -66,6 +70,11 @@ def test_a_split_lives_through_versions(tmp_path: Path) -> None:
     view = store.view_of(b.path, kitchen)
     assert view is not None and view.state == "returned"
     assert view.feedback == (f"Erratum: {note}",)  # what its author's page shows
+    pending = build("export", str(b.path), "--out", str(tmp_path / "too-soon"), ok=False)
+    assert pending.stderr.strip() == (
+        f"hss-inspect build: task(s) {kitchen} reopened for an erratum are not through review "
+        "yet; finish their rounds (`hss-inspect build status`) or retire them, then export"
+    )
     mend(b.path, kitchen, "The reference answer of the kitchen, mended.")
     admit(b.path, kitchen)
     build("retire", str(b.path), sound, "--reason", "exposure", "--note", "posted online")
@@ -82,11 +91,11 @@ def test_a_split_lives_through_versions(tmp_path: Path) -> None:
     assert f"- retired: {sound} (exposure: posted online)" in card
     assert f"- added: {park}" in card
     assert (
-        f"- changed: {kitchen} (reference or rubric changed: stored answers are graded again; "
+        f"- changed: {kitchen} (reference or rubric changed: the stored answers are graded again; "
         f"erratum: {note})"
     ) in card
-    assert "- Version 1: 4 -> 4 -> 4 -> 4 (4 admitted)" in card
-    assert "- Version 2: 5 -> 5 -> 5 -> 5 (5 admitted)" in card
+    assert "- Version 1: 4 -> 4 -> 4 -> 4 (4 admitted, 0 retired: 4 released)" in card
+    assert "- Version 2: 5 -> 5 -> 5 -> 5 (5 admitted, 1 retired: 4 released)" in card
     rows = [json.loads(line) for line in (second / "data" / "test.jsonl").read_text().splitlines()]
     assert sorted(r["task_id"] for r in rows) == sorted([ball, kitchen, park, street])
 
@@ -108,6 +117,8 @@ def test_a_split_lives_through_versions(tmp_path: Path) -> None:
     third = tmp_path / "release-3"
     said = build("export", str(b.path), "--out", str(third)).stdout
     assert "Version 3, against 2: 0 task(s) added, 0 retired, 0 changed." in said
+    # an erratum is told in the version that mends it, not again in later ones
+    assert note not in (third / "README.md").read_text().split("## Versions")[1]
 
 
 def test_versions_refuse_what_would_make_them_lie(tmp_path: Path) -> None:
@@ -122,7 +133,8 @@ def test_versions_refuse_what_would_make_them_lie(tmp_path: Path) -> None:
     build("retire", str(b.path), ball, "--reason", "erratum")
     reopened = build("reopen", str(b.path), ball, "--note", "wrong", ok=False)
     assert reopened.stderr.strip() == (
-        f"hss-inspect build: task {ball}: retired (erratum); a retired task is not reopened"
+        f"hss-inspect build: task {ball}: retired already (erratum); a retired task stays out "
+        "of every later version"
     )
     missing = build("retire", str(b.path), "s-none", "--reason", "other", ok=False)
     assert "task s-none: no such task in the build" in missing.stderr

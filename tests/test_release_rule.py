@@ -37,8 +37,9 @@ def printed(*parts: str) -> str:
     return ":".join(parts)
 
 
-def release(tasks: dict[str, str]) -> dict[str, Any]:
-    return {"format": 1, "parts": ["media", "prompt", "answer_key", "labels"], "tasks": tasks}
+def release(tasks: dict[str, str], rows: str | None = None) -> dict[str, Any]:
+    parts = ["media", "prompt", "answer_key", "labels"]
+    return {"format": 1, "parts": parts, "rows": rows, "tasks": tasks}
 
 
 BASE = {t: printed(f"m{t}", f"p{t}", f"k{t}", f"l{t}") for t in ("t1", "t2", "t3")}
@@ -49,25 +50,34 @@ def metadata(
     dataset: str = "lab/split",
     commit: str | None = "a" * 40,
     version: str = "2-G",
+    rows: str | None = None,
+    source: str | None = None,
 ) -> dict[str, Any]:
     found: dict[str, Any] = {
         "hss_dataset_requested": {"dataset": dataset, "revision": commit or "main"},
         "hss_dataset_revision": commit,
-        "hss_dataset": f"hf://datasets/{dataset}@{commit}",
+        "hss_dataset": source or f"hf://datasets/{dataset}@{commit}",
         "hss_task_version": version,
         "hss_dataset_size": {"tasks": 3, "media": {"image": 2, "video": 1}},
     }
     if tasks is not None:
-        found["hss_release"] = release(tasks)
+        found["hss_release"] = release(tasks, rows)
     return found
 
 
 def groups(tmp_path: Path, *metas: dict[str, Any], items: list[Item] = ITEMS) -> list[list[str]]:
+    """The releases the logs fall in, each log made a minute after the one before it."""
     paths = [
-        write_log(tmp_path / f"run{n}.eval", items, model=f"m/{n}", metadata=meta)
+        write_log(
+            tmp_path / f"run{n}.eval",
+            items,
+            model=f"m/{n}",
+            metadata=meta,
+            created=f"2026-11-29T20:{n:02d}:00+00:00",
+        )
         for n, meta in enumerate(metas)
     ]
-    infos, _ = read_logs(paths)
+    infos, _ = read_logs(paths[::-1])  # named newest first: the grouping follows the dates
     return [[Path(info.log).stem for info in group.logs] for group in releases_of(infos)]
 
 
@@ -89,6 +99,32 @@ def test_runs_of_parts_of_one_release_are_comparable(tmp_path: Path) -> None:
     video = {"t2": BASE["t2"]}
     assert groups(tmp_path, metadata(images), metadata(video), metadata(BASE)) == [
         ["run0", "run1", "run2"]
+    ]
+
+
+def test_runs_of_two_datasets_are_two_releases_though_they_share_no_task(
+    tmp_path: Path,
+) -> None:
+    hss = {"t1": BASE["t1"]}
+    other = {"x1": printed("m", "p", "k", "l")}
+    assert groups(tmp_path, metadata(hss, dataset="ScaleAI/HSS"), metadata(other)) == [
+        ["run0"],
+        ["run1"],
+    ]
+    # one release read from two places (its rows the same): one leaderboard
+    same = metadata(hss, dataset="ScaleAI/HSS", rows="r1")
+    copy = metadata(hss, dataset="/data/hss-copy", commit=None, rows="r1")
+    assert groups(tmp_path, same, copy) == [["run0", "run1"]]
+
+
+def test_the_grouping_follows_the_runs_dates_not_the_order_logs_are_named(
+    tmp_path: Path,
+) -> None:
+    fixed = {**BASE, "t1": printed("mt1", "pt1", "FIXED", "lt1")}
+    images = {"t3": BASE["t3"]}  # a part both releases share unchanged
+    assert groups(tmp_path, metadata(fixed), metadata(images), metadata(BASE)) == [
+        ["run0", "run1"],
+        ["run2"],
     ]
 
 
@@ -122,9 +158,9 @@ def report(tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> st
             "the runs are of task version 3-A, not comparable with the paper's (N = 2)",
         ),
         (
-            metadata(BASE, dataset="demo", commit=None),
+            metadata(BASE, dataset="demo", commit=None, source="/site/hss_inspect/demo/data"),
             False,
-            "the runs read hf://datasets/demo@None, not the paper's ScaleAI/HSS",
+            "the runs read /site/hss_inspect/demo/data, not the paper's ScaleAI/HSS",
         ),
     ],
 )

@@ -50,9 +50,11 @@ def run(env: dict[str, str], *command: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def eval_release(hub: dict[str, Any], commit: str, logs: Path) -> EvalLog:
+def eval_release(
+    hub: dict[str, Any], commit: str, logs: Path, task: str = "hss_inspect/hss"
+) -> EvalLog:
     run(
-        hub["env"], INSPECT, "eval", "hss_inspect/hss", "-T", f"dataset={rv.REPO_ID}",
+        hub["env"], INSPECT, "eval", task, "-T", f"dataset={rv.REPO_ID}",
         "-T", f"revision={commit}", "--model", "hss/scripted", "-M", f"answer={rv.ANSWER}",
         "--model-role", "grader=hss/scripted", "--log-dir", str(logs), "--display", "none",
     )  # fmt: skip
@@ -84,10 +86,13 @@ def short(text: str | bytes) -> str:
 
 
 def test_a_log_records_each_tasks_fingerprint_in_four_parts(
-    hub: dict[str, Any], old_log: EvalLog
+    hub: dict[str, Any], old_log: EvalLog, new_log: EvalLog
 ) -> None:
     recorded = old_log.eval.metadata["hss_release"]
     assert recorded["parts"] == ["media", "prompt", "answer_key", "labels"]
+    # the whole release's rows, told apart from another's where runs share no task
+    assert len(recorded["rows"]) == 16
+    assert recorded["rows"] != new_log.eval.metadata["hss_release"]["rows"]
     assert sorted(recorded["tasks"]) == sorted(r["task_id"] for r in rv.FIRST)
     for found in rv.FIRST:
         media = (hub["first"] / found["media_path"]).read_bytes()
@@ -95,12 +100,11 @@ def test_a_log_records_each_tasks_fingerprint_in_four_parts(
             "golden_response": found["golden_response"],
             "criteria": [[c["id"], c["title"], None] for c in found["rubric_criteria"]],
         }
-        labels = [found["domain"], found["subdomain"], found["media_type"]]
         expected = [
             short(media),
-            short(found["prompt"]),
+            short(json.dumps([found["prompt"], found["media_type"]])),
             short(json.dumps(key, sort_keys=True)),
-            short(json.dumps(labels)),
+            short(json.dumps([found["domain"], found["subdomain"]])),
         ]
         assert recorded["tasks"][found["task_id"]] == ":".join(expected)
 
@@ -122,14 +126,21 @@ def test_release_diff_classes_each_change_by_what_it_costs(
         diff = diff_of(hub, old, new)
         changed = {c["task_id"]: (c["change"], c["parts"]) for c in diff["changed"]}
         assert changed == {k: (v[0], v[1]) for k, v in rv.EXPECTED.items()}, name
-        assert (diff["added"], diff["removed"], diff["unchanged"]) == (["t-new"], ["t-gone"], 1)
+        assert (diff["added"], diff["removed"], diff["unchanged"]) == (
+            ["t-new", "t-new2"],
+            ["t-gone"],
+            2,
+        )
     same = diff_of(hub, f"{rv.REPO_ID}@{hub['old']}", str(hub["first"]))
     assert same["changed"] == [] and same["added"] == [] and same["removed"] == []
     markdown = run(hub["env"], HSS, "release", "diff", *sides["hub commits"]).stdout
     assert (
-        "1 task(s) added, 1 removed, 4 changed (2 to answer again, 1 to grade again, " in markdown
+        "2 task(s) added, 1 removed, 4 changed (2 to answer again, 1 to grade again, " in markdown
     )
-    assert "| t-fix | grade again | answer_key | the stored answers are graded again" in markdown
+    assert (
+        "| t-fix | grade again | answer_key | reference or rubric changed: the stored answers "
+        "are graded again |"
+    ) in markdown
 
 
 def scores(log: EvalLog) -> dict[tuple[str, int], Any]:
@@ -150,12 +161,14 @@ def test_a_carried_log_scores_as_a_fresh_run_of_the_new_release(
     )
     how = {str(s.id): s.metadata["hss_carried"]["how"] for s in carried.samples or []}
     assert how == {
+        "t-clip": "kept",
         "t-keep": "kept",
         "t-label": "relabelled",
         "t-fix": "graded again",
         "t-ask": "answered again",
         "t-media": "answered again",
         "t-new": "answered again",
+        "t-new2": "answered again",
     }
     # kept samples are the old run's own: same answers, same scores
     old = {(str(s.id), s.epoch): s for s in old_log.samples or []}
@@ -176,11 +189,14 @@ def test_the_estimate_says_what_the_carry_sends(hub: dict[str, Any], old_log: Ev
     done = run(hub["env"], HSS, "release", "carry", old_log.location, to, "--estimate")
     epochs = old_log.eval.config.epochs
     assert "- graded again (reference or rubric changed): 1 task(s)" in done.stdout
-    assert "- answered again (media or prompt changed, or added): 3 task(s)" in done.stdout
-    assert f"Sends {(1 + 3) * epochs} judge conversation(s) and {3 * epochs} candidate" in (
+    assert "- answered again (media or prompt changed, or added): 4 task(s)" in done.stdout
+    assert f"Sends {(1 + 4) * epochs} judge conversation(s) and {4 * epochs} candidate" in (
         done.stdout
     )
-    assert f"Running it again would send {6 * epochs} candidate attempts" in done.stdout
+    # running it again: every task of the new release, not of the old log
+    assert f"Running it again would send {len(rv.SECOND) * epochs} candidate attempts" in (
+        done.stdout
+    )
 
 
 def test_no_leaderboard_ranks_runs_of_two_releases(
@@ -195,9 +211,9 @@ def test_no_leaderboard_ranks_runs_of_two_releases(
         new_log.location: 1,
         carried.location: 1,
     }
-    assert report["releases"][1]["heading"].startswith(f"{rv.REPO_ID}@{hub['new'][:12]}: 6 task(s)")
+    assert report["releases"][1]["heading"].startswith(f"{rv.REPO_ID}@{hub['new'][:12]}: 8 task(s)")
     (note,) = report["release_notes"]
-    assert "1 task(s) added, 1 removed, 4 changed" in note
+    assert "2 task(s) added, 1 removed, 4 changed" in note
     assert f"hss-inspect release carry LOG {rv.REPO_ID}@{hub['new'][:12]}" in note
     markdown = run(hub["env"], HSS, "report", *logs, "--with-paper").stdout
     assert markdown.count("## Leaderboard (pass@1, %)") == 2
@@ -211,7 +227,7 @@ def test_compare_pairs_only_the_tasks_both_releases_share_unchanged(
     done = run(hub["env"], HSS, "compare", old_log.location, new_log.location, "--format", "json")
     result = json.loads(done.stdout)
     assert result["changed_tasks"] == {"answer again": 2, "grade again": 1, "recount": 1}
-    assert result["n_tasks"] == 1  # t-keep: the one shared task that did not change
+    assert result["n_tasks"] == 2  # t-keep and t-clip: the shared tasks that did not change
 
 
 def test_agreement_and_the_register_refuse_runs_of_two_releases(
@@ -247,3 +263,28 @@ def test_the_viewer_opens_a_carried_log(carried: EvalLog, tmp_path: Path) -> Non
         page.get_by_text("t-fix").first.click()
         page.get_by_text(rv.ANSWER).first.wait_for(timeout=30_000)  # the stored answer
         browser.close()
+
+
+@pytest.mark.parametrize(
+    ("preset", "answered_again"),
+    [
+        # its own choice of tasks, the images, is in its log though not among the args passed
+        ("hss_image", {"t-ask", "t-media", "t-new", "t-new2"}),
+        # the blind control sends no media: a new picture changes nothing it measured
+        ("hss_blind", {"t-ask", "t-new", "t-new2"}),
+    ],
+)
+def test_a_presets_log_carries_as_a_fresh_run_of_the_preset(
+    hub: dict[str, Any], tmp_path: Path, preset: str, answered_again: set[str]
+) -> None:
+    task = f"hss_inspect/{preset}"
+    old = eval_release(hub, hub["old"], tmp_path / "old", task)
+    fresh = eval_release(hub, hub["new"], tmp_path / "new", task)
+    out = tmp_path / "carried.eval"
+    run(hub["env"], HSS, "release", "carry", old.location, f"{rv.REPO_ID}@{hub['new']}",
+        "--out", str(out))  # fmt: skip
+    carried = read_eval_log(str(out))
+    assert scores(carried) == scores(fresh)
+    how = {str(s.id): s.metadata["hss_carried"]["how"] for s in carried.samples or []}
+    assert {t for t, h in how.items() if h == "answered again"} == answered_again
+    assert carried.eval.metadata["hss_selection"] == fresh.eval.metadata["hss_selection"]

@@ -7,6 +7,7 @@ which read tasks from source, see every one of them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from hss_inspect.core.settings import (
     ModelErrors,
 )
 from hss_inspect.data.dataset import build_dataset
-from hss_inspect.data.fingerprints import RECORD_KEY, prints_record
+from hss_inspect.data.fingerprints import RECORD_KEY, prints_record, rows_digest
 from hss_inspect.data.release import Release, fingerprints_of, open_release
 from hss_inspect.data.rows import DatasetSize, TaskRow, dataset_size, select_rows
 from hss_inspect.grading.judge import judge_prompts
@@ -159,7 +160,8 @@ def hss(
         model is not None and batch_mode(model),
     )
     release = open_release(o["dataset"], o["revision"])
-    rows, size = selection(release, o["media"], o["domains"], o["subdomains"])
+    chosen = selection(release, o["media"], o["domains"], o["subdomains"])
+    rows, size = chosen.rows, chosen.size
     return Task(
         dataset=build_dataset(release, rows),
         solver=conditioned_solver(
@@ -181,7 +183,7 @@ def hss(
             "hss_dataset_requested": {"dataset": o["dataset"], "revision": o["revision"]},
             "hss_dataset_revision": release.revision,
             "hss_dataset_size": size.record(),
-            RECORD_KEY: release_record(release, rows),
+            RECORD_KEY: release_record(release, chosen),
             "hss_dataset_pinned": release.revision is not None
             and release.revision == o["revision"],
             "hss_selection": {
@@ -288,19 +290,28 @@ def agent_settings_of(o: dict[str, Any]) -> AgentSettings:
 def selected_rows(
     release: Release, media: str, domains: OptionList, subdomains: OptionList
 ) -> list[TaskRow]:
-    return selection(release, media, domains, subdomains)[0]
+    return selection(release, media, domains, subdomains).rows
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rows a run evaluates, the size of the whole dataset they were chosen from (which
+    a report counts the run against), and that dataset's rows digest (`data.fingerprints`)."""
+
+    rows: list[TaskRow]
+    size: DatasetSize
+    rows_digest: str
 
 
 def selection(
     release: Release, media: str, domains: OptionList, subdomains: OptionList
-) -> tuple[list[TaskRow], DatasetSize]:
-    """The rows a run evaluates, and the size of the whole dataset they were chosen from
-    (which a report counts the run against)."""
+) -> Selection:
     rows = release.read_rows()
     try:
-        return select_rows(rows, media, domains, subdomains), dataset_size(rows)
+        chosen = select_rows(rows, media, domains, subdomains)
     except InputError as exc:  # the task's options are given as -T
         raise InputError(f"-T {exc}") from None
+    return Selection(chosen, dataset_size(rows), rows_digest(rows))
 
 
 def conditioned_solver(
@@ -326,10 +337,12 @@ def conditioned_solver(
     ]
 
 
-def release_record(release: Release, rows: list[TaskRow]) -> dict[str, Any]:
-    """The fingerprint of each task the run reads (`data.fingerprints`), for its log: what
-    makes two runs comparable, and what a later release changed."""
-    return prints_record(fingerprints_of(release, rows, remembered_sha256))
+def release_record(release: Release, chosen: Selection) -> dict[str, Any]:
+    """The fingerprint of each task the run reads (`data.fingerprints`), with its release's
+    rows digest, for its log: what makes two runs comparable, and what a later release
+    changed."""
+    prints = fingerprints_of(release, chosen.rows, remembered_sha256)
+    return prints_record(prints, chosen.rows_digest)
 
 
 def roles_known(model: Model | None) -> bool:
@@ -442,7 +455,8 @@ def hss_human(
     release = open_release(*source)
     if found is None:  # a build: its blind answers to the tasks of the dataset given
         found = human_answers(path, {row.task_id for row in release.read_rows()})
-    rows, size = selection(release, o["media"], o["domains"], o["subdomains"])
+    chosen = selection(release, o["media"], o["domains"], o["subdomains"])
+    rows, size = chosen.rows, chosen.size
     samples, unanswered = human_dataset(release, rows, found, path)
     return Task(
         dataset=samples,
@@ -457,7 +471,7 @@ def hss_human(
             "hss_dataset_requested": {"dataset": source[0], "revision": source[1]},
             "hss_dataset_revision": release.revision,
             "hss_dataset_size": size.record(),
-            RECORD_KEY: release_record(release, rows),
+            RECORD_KEY: release_record(release, chosen),
             "hss_human_answers": str(path),
             "hss_human_unanswered": unanswered,
             "hss_selection": {

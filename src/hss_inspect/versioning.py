@@ -16,7 +16,7 @@ from hss_inspect.audit.variants import audit_data
 from hss_inspect.conditions import prompt
 from hss_inspect.conditions.agentic.loop import CONVERSATION_TEXT_BYTES, CONVERSATION_TEXT_TOKENS
 from hss_inspect.conditions.agentic.tools import AgentMedia, inspection_tools
-from hss_inspect.core.config import eval_metadata
+from hss_inspect.core.config import comparable_part, eval_metadata
 from hss_inspect.core.settings import (
     DEFAULT_AGENT,
     DEFAULT_EPOCHS,
@@ -49,7 +49,7 @@ def task_version() -> str:
 
 def comparability_version() -> int:
     """N of `N-X`: what Task(version=...) carries; logs with the same N are comparable."""
-    return int(task_version().split("-")[0])
+    return int(comparable_part(task_version()))
 
 
 def _sha256(value: Any) -> str:

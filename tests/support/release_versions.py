@@ -5,6 +5,7 @@ The scripted candidate always answers ANSWER; the scripted judge marks a criteri
 the answer contains the reference. So each task's outcome on each release is known:
 
   task       release 1                     release 2                        change
+  t-clip     a clip: passes                the same                         none
   t-keep     passes                        the same                         none
   t-fix      reference another: fails      reference fixed: passes          grade again
   t-ask      passes                        another question: passes         answer again
@@ -12,6 +13,7 @@ the answer contains the reference. So each task's outcome on each release is kno
   t-label    fails                         another subdomain: fails         recount
   t-gone     passes                        removed                          removed
   t-new      -                             added: passes                    added
+  t-new2     -                             added: fails                     added
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from tests.support.fixture_repo import write_video
 from tests.support.servers import git_commit_all
 
 REPO_ID = "lab/hss-errata"
@@ -44,7 +47,7 @@ def row(
         "task_id": task_id,
         "domain": domain,
         "subdomain": subdomain,
-        "media_type": "image",
+        "media_type": "video" if media.endswith(".mp4") else "image",
         "media_path": f"media/{media}",
         "prompt": prompt,
         "golden_response": reference,
@@ -54,6 +57,7 @@ def row(
 
 
 FIRST = [
+    row("t-clip", ANSWER, "clip.mp4"),
     row("t-keep", ANSWER, "keep.png"),
     row("t-fix", OTHER, "fix.png"),
     row("t-ask", ANSWER, "ask.png"),
@@ -62,12 +66,14 @@ FIRST = [
     row("t-gone", ANSWER, "gone.png"),
 ]
 SECOND = [
+    row("t-clip", ANSWER, "clip.mp4"),
     row("t-keep", ANSWER, "keep.png"),
     row("t-fix", ANSWER, "fix.png"),
     row("t-ask", ANSWER, "ask.png", prompt="What will the kettle do?"),
     row("t-media", ANSWER, "media.png"),
     row("t-label", OTHER, "label.png", subdomain="Retrodiction"),
     row("t-new", ANSWER, "new.png"),
+    row("t-new2", OTHER, "new2.png", subdomain="Mechanistic Causality"),
 ]
 # What each task's change is, as `release diff` must class it.
 EXPECTED = {
@@ -91,10 +97,11 @@ def write_release(root: Path, rows: list[dict[str, Any]], media_seed: int) -> Pa
         shutil.rmtree(root / "media")
     for found in rows:
         name = Path(found["media_path"]).name
-        picture(
-            root / found["media_path"],
-            media_seed if name == "media.png" else zlib.crc32(name.encode()),
-        )
+        if name.endswith(".mp4"):  # the same bytes each time too
+            write_video(root / found["media_path"], fps=10, seconds=1.0)
+        else:
+            seed = media_seed if name == "media.png" else zlib.crc32(name.encode())
+            picture(root / found["media_path"], seed)
     (root / "data").mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(r) + "\n" for r in rows)
     (root / "data" / "test.jsonl").write_text(lines, encoding="utf-8")

@@ -311,13 +311,14 @@ def run_export(args: argparse.Namespace) -> int:
     if not args.allow_duplicates:
         refuse_release_duplicates(args.build, tasks)
     baseline = blind.baseline_lines(args.build)  # the split's own human baseline, if measured
-    history = History(version, versions.versions(args.build), versions.retirements(args.build),
-                      versions.erratum_notes(args.build))  # fmt: skip
+    versions.check_no_erratum_pending(args.build)
+    earlier = versions.versions(args.build)
+    since = earlier[-1].exported_at if earlier else 0.0
+    history = History(version, earlier, versions.retirements(args.build),
+                      versions.erratum_notes(args.build, since))  # fmt: skip
     written = export_release(tasks, Path(settings["pool"]), args.out, found, settings, title,
                              baseline, history)  # fmt: skip
-    versions.record_export(
-        args.build, version, args.out, written.prints, versions.funnel_record(found)
-    )
+    versions.record_export(args.build, version, args.out, written.prints, written.funnel)
     print(
         f"wrote version {version}: {len(written.rows)} admitted task(s) and "
         f"{written.media_bytes / 1e6:.1f} MB of media to {args.out} (rows, checksums.sha256, "

@@ -73,7 +73,9 @@ def side_prints(side: str) -> tuple[str, dict[str, TaskPrint]]:
     """A side of a diff, named, and its fingerprints: a log's recorded ones, else those of
     the release it names, its media hashed (and remembered in the media cache)."""
     path = Path(side).expanduser()
-    if path.suffix in LOG_SUFFIXES and path.is_file():
+    if path.suffix in LOG_SUFFIXES:
+        if not path.is_file():
+            raise InputError(f"{side}: no such log; give a log, a local copy or DATASET@REVISION")
         return side, log_prints(str(path))
     from hss_inspect.data.release import fingerprints_of
     from hss_inspect.media.facts import remembered_sha256
@@ -123,7 +125,11 @@ def run_carry(args: argparse.Namespace) -> int:
 
         plan = carry_plan(read_header(args.log), args.log, release)
         cost = carry_cost(
-            args.log, plan.judge_conversations, plan.candidate_attempts, args.model_cost_config
+            args.log,
+            plan.judge_conversations,
+            plan.candidate_attempts,
+            plan.new_attempts,
+            args.model_cost_config,
         )
         sys.stdout.write(estimate_text(plan.as_dict(), cost))
         return 0

@@ -370,7 +370,10 @@ def changed_between(a: LogInfo, b: LogInfo) -> dict[str, str]:
         return {c.task_id: c.change.value for c in diff.changed}
     reason = difference(a, b)
     if reason is not None:
-        raise InputError(f"compare: {a.log} and {b.log} did not measure the same thing ({reason})")
+        raise InputError(
+            f"{a.log} and {b.log} did not measure the same thing ({reason}); compare runs of "
+            "one release, or carry one to the other's (hss-inspect release carry)"
+        )
     return {}
 
 

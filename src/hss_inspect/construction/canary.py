@@ -119,6 +119,9 @@ _IMAGES: dict[str, Callable[[bytes, bytes], bytes]] = {
 
 _MUXERS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".webm": "webm"}
 _TRAILING = (".mpeg", ".mpg")
+# No muxer version written into a marked clip: the same clip and canary give the same bytes
+# under any PyAV, so a version's fingerprints change only where a clip does.
+BITEXACT = {"fflags": "+bitexact"}
 
 
 def remux_with_comment(path: Path, text: str) -> None:
@@ -127,7 +130,7 @@ def remux_with_comment(path: Path, text: str) -> None:
     marked = path.with_name(path.name + ".canary")
     with (
         av.open(str(path)) as source,
-        av.open(str(marked), "w", format=_MUXERS[path.suffix.lower()]) as target,
+        av.open(str(marked), "w", format=_MUXERS[path.suffix.lower()], options=BITEXACT) as target,
     ):
         target.metadata.update({**source.metadata, "comment": text})
         streams = {}

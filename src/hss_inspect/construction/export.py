@@ -53,6 +53,7 @@ class Written:
     media_bytes: int
     prints: dict[str, TaskPrint] = field(default_factory=dict)  # of the files as released
     changes: Changelog | None = None
+    funnel: dict[str, Any] = field(default_factory=dict)  # as the version keeps it
 
 
 @dataclass(frozen=True)
@@ -164,15 +165,16 @@ def export_release(
         mark_media(out / media_path, canary)
     write_checksums(out, written.rows, canary)
     prints = fingerprints_of(LocalRelease(out / ROWS_FILE, out), written.rows, remembered_sha256)
+    kept = funnel_record(funnel, len(written.rows), len(history.retired) if history else 0)
     changes = None
     versioned: list[str] = []
     if history is not None:
         before = history.earlier[-1] if history.earlier else None
         changes = changelog(history.version, before, prints, history.retired, history.errata)
-        versioned = versions_lines(history.earlier, changes, funnel_record(funnel))
+        versioned = versions_lines(history.earlier, changes, kept)
     card = dataset_card(written.rows, funnel, settings, title, baseline, versioned)
     (out / CARD_FILE).write_text(card, encoding="utf-8")
-    return Written(written.rows, written.media_bytes, prints, changes)
+    return Written(written.rows, written.media_bytes, prints, changes, kept)
 
 
 def card_header(title: str, tasks: int) -> str:

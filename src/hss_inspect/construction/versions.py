@@ -26,7 +26,7 @@ from hss_inspect.construction.build_file import connect, reading
 from hss_inspect.construction.funnel import Funnel
 from hss_inspect.core.errors import InputError
 from hss_inspect.data.fingerprints import (
-    Change,
+    CONSEQUENCE,
     ReleaseDiff,
     TaskPrint,
     diff_prints,
@@ -47,7 +47,10 @@ def _admitted_task(db: Any, task_id: str, doing: str) -> int:
         raise InputError(f"task {task_id}: no such task in the build (build status lists them)")
     retired = db.execute("SELECT reason FROM retirements WHERE task_id = ?", (task_id,)).fetchone()
     if retired is not None:
-        raise InputError(f"task {task_id}: retired ({retired[0]}); a retired task is not {doing}")
+        raise InputError(
+            f"task {task_id}: retired already ({retired[0]}); a retired task stays out of every "
+            "later version"
+        )
     if row[0] != "admitted":
         raise InputError(
             f"task {task_id}: {row[0]}, not admitted; only an admitted task is {doing}"
@@ -90,11 +93,32 @@ def retirements(path: Path) -> dict[str, tuple[str, str]]:
     return {task_id: (reason, note) for task_id, reason, note in rows}
 
 
-def erratum_notes(path: Path) -> dict[str, str]:
-    """Each reopened task's latest erratum note."""
+def erratum_notes(path: Path, since: float = 0.0) -> dict[str, str]:
+    """Each task's latest erratum note of those given after `since` (the last export)."""
     with reading(path) as db:
-        rows = db.execute("SELECT task_id, note FROM reopenings ORDER BY reopened_at").fetchall()
+        rows = db.execute(
+            "SELECT task_id, note FROM reopenings WHERE reopened_at > ? ORDER BY reopened_at",
+            (since,),
+        ).fetchall()
     return dict(rows)
+
+
+def check_no_erratum_pending(path: Path) -> None:
+    """Refuse an export while a task reopened for an erratum is still in revision or review:
+    the version would drop it, and the next add it as new, as if its answers were lost."""
+    with reading(path) as db:
+        pending = [
+            task_id
+            for (task_id,) in db.execute(
+                "SELECT DISTINCT o.task_id FROM reopenings o JOIN tasks t USING (task_id) "
+                "WHERE t.state NOT IN ('admitted', 'dropped') ORDER BY o.task_id"
+            )
+        ]
+    if pending:
+        raise InputError(
+            f"task(s) {', '.join(pending)} reopened for an erratum are not through review yet; "
+            "finish their rounds (`hss-inspect build status`) or retire them, then export"
+        )
 
 
 # ---- exports as versions ---------------------------------------------------------------------
@@ -183,14 +207,6 @@ def changelog(
     )
 
 
-# What each change means to results measured on the version before.
-MEANING = {
-    Change.ANSWER_AGAIN: "media or question changed: models answer again",
-    Change.GRADE_AGAIN: "reference or rubric changed: stored answers are graded again",
-    Change.RECOUNT: "labels changed: the tables are counted again",
-}
-
-
 def changelog_lines(log: Changelog) -> list[str]:
     """The card's lines for one version: what it adds, retires and changes, and how."""
     if log.previous is None:
@@ -205,15 +221,18 @@ def changelog_lines(log: Changelog) -> list[str]:
         lines.append(f"- retired: {task_id} ({reason}{': ' + note if note else ''})")
     for change in log.diff.changed:
         erratum = f"; erratum: {log.errata[change.task_id]}" if change.task_id in log.errata else ""
-        lines.append(f"- changed: {change.task_id} ({MEANING[change.change]}{erratum})")
+        lines.append(f"- changed: {change.task_id} ({CONSEQUENCE[change.change]}{erratum})")
     return lines
 
 
-def funnel_record(found: Funnel) -> dict[str, Any]:
-    """A funnel as a version keeps it: authored, then the survivors of each round."""
+def funnel_record(found: Funnel, released: int, retired: int) -> dict[str, Any]:
+    """A funnel as a version keeps it: authored, then the survivors of each round; the
+    admitted, the retired among them, and the tasks the version released."""
     return {
         "stages": [found.authored, *(r.survivors for r in found.rounds)],
         "admitted": found.admitted,
+        "retired": retired,
+        "released": released,
     }
 
 
@@ -232,9 +251,11 @@ def next_version(path: Path, given: str | None) -> str:
 
 
 def funnel_line(version: str, funnel: Mapping[str, Any]) -> str:
-    """One version's funnel in one line: authored, after each round, admitted."""
+    """One version's funnel in one line: authored, after each round; admitted, retired,
+    released."""
     stages = " -> ".join(str(n) for n in funnel.get("stages", []))
-    return f"Version {version}: {stages} ({funnel.get('admitted', 0)} admitted)"
+    counts = f"{funnel.get('admitted', 0)} admitted, {funnel.get('retired', 0)} retired"
+    return f"Version {version}: {stages} ({counts}: {funnel.get('released', 0)} released)"
 
 
 def versions_lines(

@@ -72,6 +72,12 @@ def eval_metadata() -> dict[str, Any]:
     return dict(yaml.safe_load(text))
 
 
+def comparable_part(version: str) -> str:
+    """N of a task version `N-X`: results of two versions are comparable when it is equal
+    (the Inspect Evals register's rule)."""
+    return version.split("-")[0]
+
+
 @cache
 def release_commit() -> str | None:
     """The commit of the HSS release (the hub dataset `-T dataset` names by default) that

@@ -3,17 +3,19 @@ kept apart so that a change between two releases says what it costs the results 
 measured.
 
 - `media`: the sha256 of the media file's bytes (None where it could not be known);
-- `prompt`: the question the model is asked;
+- `prompt`: the question the model is asked, and the media type it is asked about (an image
+  or a clip's frames are sent, and the judge is told which);
 - `answer_key`: the reference answer and the rubric (ids, titles, weights): what the judge
   grades against (Sec. 2.3, Eq. 2);
-- `labels`: the domain, subdomain and media type the tables group by (Sec. 2.2).
+- `labels`: the domain and subdomain the tables group by (Sec. 2.2).
 
-A change of the media or the prompt changes what the model was asked: its answers must be
-given again. A change of the answer key leaves the answers standing: they are graded
+A change of the media, the prompt or the media type changes what the model was asked: its
+answers must be given again. A change of the answer key leaves the answers standing: they are graded
 again. A change of the labels changes only the tables. Every log records the fingerprints
-of the tasks it ran (`hss_release` in the eval's metadata), so two runs can be checked to
-have measured the same thing, and a log can be carried to a later release for the price of
-what changed.
+of the tasks it ran (`hss_release` in the eval's metadata) and a digest of every row of the
+release it chose them from (`rows`: what tells two releases apart when two runs share no
+task), so two runs can be checked to have measured the same thing, and a log can be carried
+to a later release for the price of what changed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hss_inspect.data.rows import TaskRow
 # tasks records its release in about 40 kB of its header.
 DIGITS = 16
 PARTS = ("media", "prompt", "answer_key", "labels")
+LABEL_FIELDS = ("domain", "subdomain")  # what a task's labels are
 RECORD_KEY = "hss_release"
 RECORD_FORMAT = 1
 UNKNOWN = "-"
@@ -45,6 +48,13 @@ class Change(Enum):
     GRADE_AGAIN = "grade again"
     RECOUNT = "recount"
 
+
+# What each change means for results measured on the older release.
+CONSEQUENCE = {
+    Change.ANSWER_AGAIN: "media, question or media type changed: the model answers again",
+    Change.GRADE_AGAIN: "reference or rubric changed: the stored answers are graded again",
+    Change.RECOUNT: "domain or subdomain changed: the tables are counted again, nothing is sent",
+}
 
 # Which change each part's difference makes, dearest first.
 _CHANGE_OF_PART = {
@@ -91,10 +101,17 @@ def task_print(row: TaskRow, media_sha256: str | None) -> TaskPrint:
     """The fingerprint of one row whose media file's sha256 is `media_sha256`."""
     return TaskPrint(
         media=None if media_sha256 is None else media_sha256[:DIGITS],
-        prompt=short_digest(row.prompt),
+        prompt=short_digest([row.prompt, row.media_type]),
         answer_key=row.rubric_sha256[:DIGITS],
-        labels=short_digest([row.domain, row.subdomain, row.media_type]),
+        labels=short_digest([getattr(row, name) for name in LABEL_FIELDS]),
     )
+
+
+def rows_digest(rows: Iterable[TaskRow]) -> str:
+    """A digest of every row of a release, its media left out (known by path): what tells
+    two releases apart where two runs share no task."""
+    found = sorted(f"{r.task_id}={task_print(r, None).encoded()}={r.media_path}" for r in rows)
+    return short_digest(found)
 
 
 def release_prints(
@@ -104,13 +121,20 @@ def release_prints(
     return {row.task_id: task_print(row, media.get(row.media_path)) for row in rows}
 
 
-def prints_record(prints: Mapping[str, TaskPrint]) -> dict[str, Any]:
-    """The fingerprints as a log's metadata holds them."""
+def prints_record(prints: Mapping[str, TaskPrint], rows: str | None = None) -> dict[str, Any]:
+    """The fingerprints as a log's metadata holds them, with the digest of the whole
+    release's rows (`rows_digest`) they were chosen from."""
     return {
         "format": RECORD_FORMAT,
         "parts": list(PARTS),
+        "rows": rows,
         "tasks": {task_id: found.encoded() for task_id, found in prints.items()},
     }
+
+
+def rows_of_record(record: Any) -> str | None:
+    """The digest of the release's rows a log recorded (None: none)."""
+    return record.get("rows") if isinstance(record, dict) else None
 
 
 def prints_of_record(record: Any) -> dict[str, TaskPrint] | None:
@@ -150,6 +174,12 @@ class ReleaseDiff:
     @property
     def same(self) -> bool:
         return not (self.added or self.removed or self.changed)
+
+
+def counted(changes: Iterable[Change]) -> str:
+    """Changes counted by kind, dearest first: "2 to answer again, 1 to grade again"."""
+    found = list(changes)
+    return ", ".join(f"{found.count(c)} to {c.value}" for c in Change if c in found)
 
 
 def change_of(parts: Iterable[str]) -> Change | None:

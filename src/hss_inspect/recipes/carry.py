@@ -21,15 +21,21 @@ import asyncio
 import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, EvalSample
+from inspect_ai.model import ModelUsage
 
+from hss_inspect.core.config import comparable_part
 from hss_inspect.core.errors import InputError
+from hss_inspect.core.options import DEFAULTS
+from hss_inspect.core.settings import HUMAN_CONDITION
 from hss_inspect.data.fingerprints import (
+    LABEL_FIELDS,
     RECORD_KEY,
     Change,
     ReleaseDiff,
@@ -37,6 +43,7 @@ from hss_inspect.data.fingerprints import (
     diff_prints,
     prints_of_record,
     prints_record,
+    rows_digest,
 )
 from hss_inspect.data.release import Release, fingerprints_of, open_release
 from hss_inspect.data.rows import TaskRow, dataset_size, select_rows
@@ -60,6 +67,7 @@ class CarryPlan:
     regraded: tuple[str, ...]
     rerun: tuple[str, ...]
     dropped: tuple[str, ...]
+    unknown_media: tuple[str, ...] = ()  # answered again: their media went unhashed
     rows: dict[str, TaskRow] = field(repr=False, default_factory=dict)
     prints: dict[str, TaskPrint] = field(repr=False, default_factory=dict)  # the new release's
 
@@ -72,6 +80,12 @@ class CarryPlan:
     def candidate_attempts(self) -> int:
         return len(self.rerun) * self.epochs
 
+    @property
+    def new_attempts(self) -> int:
+        """The carried log's attempts: what a run of the new release would make."""
+        tasks = len(self.kept) + len(self.relabelled) + len(self.regraded) + len(self.rerun)
+        return tasks * self.epochs
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "log": self.log,
@@ -82,6 +96,8 @@ class CarryPlan:
             "graded_again": list(self.regraded),
             "answered_again": list(self.rerun),
             "dropped": list(self.dropped),
+            "media_unknown": list(self.unknown_media),
+            "new_attempts": self.new_attempts,
             "judge_conversations": self.judge_conversations,
             "candidate_attempts": self.candidate_attempts,
         }
@@ -94,24 +110,40 @@ def plan_carry(
     old: Mapping[str, TaskPrint],
     new_rows: Sequence[TaskRow],
     new: Mapping[str, TaskPrint],
+    media_sent: bool = True,
 ) -> CarryPlan:
     """The carry of a log whose tasks had the fingerprints `old` to the selection `new_rows`
-    of the new release (fingerprints `new`). Pure."""
+    of the new release (fingerprints `new`). A task whose media went unhashed on either side
+    is answered again: what the model saw cannot be shown the same. A run that sent no media
+    (the blind control) does not depend on them. Pure."""
+    if not media_sent:
+        old, new = _without_media(old), _without_media(new)
     diff = diff_prints(old, new)
-    kept = set(diff.unchanged)
+    unknown = set(diff.unknown_media) if media_sent else set()
+    kept = set(diff.unchanged) - unknown
     return CarryPlan(
         log=log,
         source=source,
         epochs=epochs,
         diff=diff,
         kept=tuple(t for t in old if t in kept),
-        relabelled=diff.of(Change.RECOUNT),
-        regraded=diff.of(Change.GRADE_AGAIN),
-        rerun=(*diff.of(Change.ANSWER_AGAIN), *diff.added),
+        relabelled=tuple(t for t in diff.of(Change.RECOUNT) if t not in unknown),
+        regraded=tuple(t for t in diff.of(Change.GRADE_AGAIN) if t not in unknown),
+        rerun=(*_answered_again(diff, unknown), *diff.added),
         dropped=diff.removed,
+        unknown_media=tuple(t for t in old if t in unknown),
         rows={row.task_id: row for row in new_rows},
         prints=dict(new),
     )
+
+
+def _answered_again(diff: ReleaseDiff, unknown: set[str]) -> list[str]:
+    changed = set(diff.of(Change.ANSWER_AGAIN)) | unknown
+    return [t for t in (*diff.unchanged, *(c.task_id for c in diff.changed)) if t in changed]
+
+
+def _without_media(prints: Mapping[str, TaskPrint]) -> dict[str, TaskPrint]:
+    return {t: replace(found, media=None) for t, found in prints.items()}
 
 
 def carry_plan(header: EvalLog, path: str, new_release: Release) -> CarryPlan:
@@ -122,23 +154,37 @@ def carry_plan(header: EvalLog, path: str, new_release: Release) -> CarryPlan:
     old = prints_of_record(metadata.get(RECORD_KEY))
     if old is None:
         old = _legacy_prints(header, path)
-    args = header.eval.task_args or {}
+    chosen = _selection_of(header)
     rows = select_rows(
-        new_release.read_rows(),
-        str(args.get("media", "all")),
-        args.get("domains"),
-        args.get("subdomains"),
+        new_release.read_rows(), chosen["media"], chosen["domains"], chosen["subdomains"]
     )
     new = fingerprints_of(new_release, rows, remembered_sha256)
     epochs = int(header.eval.config.epochs or 1)
-    return plan_carry(path, new_release.description, epochs, old, rows, new)
+    media_sent = metadata.get("hss_condition") != "blind"
+    return plan_carry(path, new_release.description, epochs, old, rows, new, media_sent)
+
+
+def _selection_of(header: EvalLog) -> dict[str, Any]:
+    """The tasks the run chose (media, domains, subdomains), as its task recorded them: a
+    preset's own choice (`hss_image`) is there, not among the arguments passed."""
+    recorded = (header.eval.metadata or {}).get("hss_selection") or {}
+    args = header.eval.task_args or {}
+    return {
+        key: recorded[key] if key in recorded else args.get(key, DEFAULTS[key])
+        for key in ("media", "domains", "subdomains")
+    }
 
 
 def _check_carriable(header: EvalLog, path: str, metadata: Mapping[str, Any]) -> None:
     if "hss_task_version" not in metadata:
         raise InputError(f"{path}: not a log of an HSS task; release carry takes a run of one")
-    ran = int(str(metadata["hss_task_version"]).split("-")[0])
-    if ran != comparability_version():
+    if metadata.get("hss_condition") == HUMAN_CONDITION:
+        raise InputError(
+            f"{path}: people's answers (hss_human); grade them on the new release with "
+            "inspect eval hss_inspect/hss_human -T dataset=NEW, their answers given again"
+        )
+    ran = comparable_part(str(metadata["hss_task_version"]))
+    if ran != str(comparability_version()):
         raise InputError(
             f"{path}: a run of task version {metadata['hss_task_version']}; this package grades "
             f"as task version {comparability_version()}, whose results are not comparable: run "
@@ -186,8 +232,9 @@ def carry_log(path: str, new_release: Release, out: Path) -> tuple[CarryPlan, Ev
     with reading(path):
         log = read_eval_log(path)
     plan = carry_plan(log, path, new_release)
-    samples = [*_kept_samples(log, plan), *_regraded_samples(log, plan)]
-    samples += _rerun_samples(log, plan, new_release)
+    # the run first: when it fails, no judge call of the re-grade is spent for nothing
+    rerun = _rerun_samples(log, plan, new_release)
+    samples = [*_kept_samples(log, plan), *_regraded_samples(log, plan), *rerun]
     samples.sort(key=lambda s: (s.epoch, str(s.id)))
     carried = _with_release(log, plan, new_release, samples)
     recompute_metrics(carried)
@@ -209,7 +256,7 @@ def _kept_samples(log: EvalLog, plan: CarryPlan) -> list[EvalSample]:
 
 
 def _labels(row: TaskRow) -> dict[str, Any]:
-    return {"domain": row.domain, "subdomain": row.subdomain, "media_type": row.media_type}
+    return {name: getattr(row, name) for name in LABEL_FIELDS}
 
 
 def _marked(sample: EvalSample, how: str, log: str) -> EvalSample:
@@ -219,20 +266,49 @@ def _marked(sample: EvalSample, how: str, log: str) -> EvalSample:
 
 def _regraded_samples(log: EvalLog, plan: CarryPlan) -> list[EvalSample]:
     """The samples of the tasks whose reference or rubric changed, with the new release's
-    reference and rubric, graded again by the log's own scorers and judge."""
+    reference and rubric, graded again by the log's own scorers and judge; each sample's
+    usage gains the judge's calls of the re-grade."""
     from inspect_ai import score_async
 
     chosen = set(plan.regraded)
     samples = [s for s in log.samples or [] if str(s.id) in chosen]
     if not samples:
         return []
+    before = {id(sample): _model_event_ids(sample) for sample in samples}
     for sample in samples:
         row = plan.rows[str(sample.id)]
         sample.metadata = {**sample.metadata, **row.sample_metadata()}
         sample.target = row.golden_response
     graded = log.model_copy(update={"samples": samples})
-    asyncio.run(score_async(graded, _scorers_of(log), action="overwrite", copy=False))
+    scoring = score_async(graded, _scorers_of(log), action="overwrite", copy=False, display="none")
+    asyncio.run(scoring)
+    for sample in graded.samples or []:
+        _add_usage(sample, before.get(id(sample), set()))
     return [_marked(sample, REGRADED, plan.log) for sample in graded.samples or []]
+
+
+def _model_event_ids(sample: EvalSample) -> set[int]:
+    from inspect_ai.event import ModelEvent
+
+    return {id(e) for e in sample.events if isinstance(e, ModelEvent)}
+
+
+def _add_usage(sample: EvalSample, seen: set[int]) -> None:
+    """The usage of the model calls made since `seen` (the re-grade's), added to the
+    sample's, by model and by role."""
+    from inspect_ai.event import ModelEvent
+
+    for event in sample.events:
+        if not isinstance(event, ModelEvent) or id(event) in seen or event.output.usage is None:
+            continue
+        usage = event.output.usage
+        sample.model_usage[event.model] = _plus(sample.model_usage.get(event.model), usage)
+        if event.role:
+            sample.role_usage[event.role] = _plus(sample.role_usage.get(event.role), usage)
+
+
+def _plus(a: ModelUsage | None, b: ModelUsage) -> ModelUsage:
+    return b if a is None else a + b
 
 
 def _scorers_of(log: EvalLog) -> list[Any]:
@@ -243,9 +319,9 @@ def _scorers_of(log: EvalLog) -> list[Any]:
     args = log.eval.task_args or {}
     names = {scorer.name for scorer in log.eval.scorers or []}
     return scorers(
-        int(args.get("judge_retries", 2)),
+        int(args.get("judge_retries", DEFAULTS["judge_retries"])),
         any(name.endswith("failure_cause") for name in names),
-        int(args.get("labeler_retries", 2)),
+        int(args.get("labeler_retries", DEFAULTS["labeler_retries"])),
     )
 
 
@@ -271,8 +347,8 @@ def _rerun_samples(log: EvalLog, plan: CarryPlan, new_release: Release) -> list[
             epochs=plan.epochs,
             sample_id=list(plan.rerun),
             log_dir=folder,
-            log_images=spec.config.log_images,
             display="none",
+            **_eval_options(log),
             **config.model_dump(exclude_none=True),
         )
         if ran.status != "success":
@@ -284,6 +360,28 @@ def _rerun_samples(log: EvalLog, plan: CarryPlan, new_release: Release) -> list[
             )
         done = read_eval_log(ran.location)
     return [_marked(sample, RERUN, plan.log) for sample in done.samples or []]
+
+
+# The eval options that decide what a sample is sent or allowed, given again to the run of
+# the tasks answered again (the others are the run's bookkeeping).
+CARRIED_OPTIONS = (
+    "message_limit",
+    "token_limit",
+    "time_limit",
+    "working_limit",
+    "cost_limit",
+    "fail_on_error",
+    "retry_on_error",
+    "log_images",
+    "log_realtime",
+    "score_display",
+)
+
+
+def _eval_options(log: EvalLog) -> dict[str, Any]:
+    config = log.eval.config
+    found = {name: getattr(config, name, None) for name in CARRIED_OPTIONS}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def _roles_of(log: EvalLog) -> dict[str, Any]:
@@ -306,30 +404,38 @@ def _with_release(
     log: EvalLog, plan: CarryPlan, release: Release, samples: list[EvalSample]
 ) -> EvalLog:
     """The log's header for the new release: its rows' fingerprints, the commit, the
-    sizes, and what it was carried from; a new eval id (it is a new eval)."""
+    sizes, the selection and where it was read, what it was carried from, its usage over
+    its samples; a new eval id and date (it is a new eval)."""
     spec = log.eval
     metadata = dict(spec.metadata or {})
     ids = sorted({str(s.id) for s in samples})
+    all_rows = release.read_rows()
     metadata.update(
         {
-            RECORD_KEY: prints_record({t: plan.prints[t] for t in ids}),
+            RECORD_KEY: prints_record({t: plan.prints[t] for t in ids}, rows_digest(all_rows)),
             "hss_dataset": release.description,
             "hss_dataset_requested": _dataset_args(release),
             "hss_dataset_revision": release.revision,
-            "hss_dataset_size": dataset_size(release.read_rows()).record(),
+            "hss_dataset_pinned": release.revision is not None,
+            "hss_dataset_size": dataset_size(all_rows).record(),
             CARRIED: {"from": plan.log, "from_release": metadata.get("hss_dataset")}
             | {k: v for k, v in plan.as_dict().items() if k not in ("log", "to")},
         }
     )
     selection = dict(metadata.get("hss_selection") or {})
     selection["tasks"] = len(ids)
+    selection["videos"] = sum(plan.rows[t].media_type == "video" for t in ids if t in plan.rows)
     metadata["hss_selection"] = selection
-    dataset = spec.dataset.model_copy(update={"samples": len(ids), "sample_ids": ids})
+    dataset = spec.dataset.model_copy(
+        update={"samples": len(ids), "sample_ids": ids, "location": release.description}
+    )
     task_args = {**(spec.task_args or {}), **_dataset_args(release)}
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     new_spec = spec.model_copy(
         update={
             "eval_id": secrets.token_hex(11),
             "task_id": secrets.token_hex(11),
+            "created": now,
             "metadata": metadata,
             "dataset": dataset,
             "task_args": task_args,
@@ -337,4 +443,22 @@ def _with_release(
         }
     )
     status = "error" if any(s.error for s in samples) else log.status
-    return log.model_copy(update={"eval": new_spec, "samples": samples, "status": status})
+    stats = log.stats.model_copy(
+        update={
+            "started_at": now,
+            "completed_at": now,
+            "model_usage": _summed(s.model_usage for s in samples),
+            "role_usage": _summed(s.role_usage for s in samples),
+        }
+    )
+    return log.model_copy(
+        update={"eval": new_spec, "samples": samples, "status": status, "stats": stats}
+    )
+
+
+def _summed(usages: Iterable[dict[str, ModelUsage]]) -> dict[str, ModelUsage]:
+    total: dict[str, ModelUsage] = {}
+    for usage in usages:
+        for name, used in usage.items():
+            total[name] = _plus(total.get(name), used)
+    return total

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from hss_inspect.core.markdown import table
-from hss_inspect.data.fingerprints import ReleaseDiff
+from hss_inspect.data.fingerprints import CONSEQUENCE, ReleaseDiff
 from hss_inspect.report.human import HumanFigures
 from hss_inspect.report.numbers import percent, points, signed_percent, signed_points
-from hss_inspect.report.releases import CONSEQUENCE, diff_summary
+from hss_inspect.report.releases import diff_summary
 from hss_inspect.report.sweep import Sweep
 
 
@@ -155,8 +155,8 @@ def release_diff_markdown(diff: ReleaseDiff, old: str, new: str) -> str:
     body = [
         [c.task_id, c.change.value, ", ".join(c.parts), CONSEQUENCE[c.change]] for c in diff.changed
     ]
-    body += [[t, "added", "", "the model answers it (release carry runs it)"] for t in diff.added]
-    body += [[t, "removed", "", "left out of the results"] for t in diff.removed]
+    body += [[t, "added", "", "new: the model answers it"] for t in diff.added]
+    body += [[t, "removed", "", "gone: left out of the results"] for t in diff.removed]
     unknown = (
         f"\nThe media of {len(diff.unknown_media)} shared task(s) could not be hashed on one "
         "side (offline, not in the cache): their media are not compared.\n"

@@ -16,7 +16,7 @@ from inspect_ai.log import EvalSampleSummary
 
 from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.providers.price_lookup import inspect_pricing, load_cost_config
-from hss_inspect.providers.prices import Price, dollars_text, priced_by_name
+from hss_inspect.providers.prices import Price, dollars_text
 from hss_inspect.report.bill import Tokens, at_price, summed, tokens_of
 from hss_inspect.report.logs import read_header, read_summaries, single_model_roles
 from hss_inspect.report.pilot import own_tokens
@@ -41,8 +41,14 @@ class CarryCost:
 
 
 def carry_cost(
-    log: str, judge_conversations: int, candidate_attempts: int, cost_config: str | None
+    log: str,
+    judge_conversations: int,
+    candidate_attempts: int,
+    new_attempts: int,
+    cost_config: str | None,
 ) -> CarryCost:
+    """The carry's calls priced at the log's own tokens per call, beside running the new
+    release again (`new_attempts` candidate attempts, each graded)."""
     header = read_header(log)
     model = str(header.eval.model)
     roles = {role: config.model for role, config in single_model_roles(header).items()}
@@ -55,16 +61,15 @@ def carry_cost(
     prices = load_cost_config(cost_config)
     judge_each = _dollars(judge, judge_model, prices)
     candidate_each = _dollars(candidate, model, prices)
-    attempts = len(samples)
     return CarryCost(
         judge_conversations=judge_conversations,
         candidate_attempts=candidate_attempts,
         judge_dollars=_times(judge_each, judge_conversations),
         candidate_dollars=_times(candidate_each, candidate_attempts),
-        rerun_attempts=attempts,
+        rerun_attempts=new_attempts,
         rerun_dollars=None
         if judge_each is None or candidate_each is None
-        else attempts * (judge_each + candidate_each),
+        else new_attempts * (judge_each + candidate_each),
     )
 
 
@@ -93,7 +98,7 @@ def _dollars(tokens: Tokens | None, model: str, prices: Mapping[str, Price]) -> 
     """Tokens at the model's price: the price file's, else Inspect's model database's."""
     if tokens is None or not model:
         return None
-    price = priced_by_name(prices, model) or inspect_pricing(model, {}).price
+    price = inspect_pricing(model, prices).price
     return None if price is None else at_price(price, tokens)
 
 
@@ -118,7 +123,7 @@ def estimate_text(plan: Mapping[str, Any], cost: CarryCost) -> str:
                 "- graded again (reference or rubric changed): "
                 f"{len(plan['graded_again'])} task(s)",
                 f"- answered again (media or prompt changed, or added): "
-                f"{len(plan['answered_again'])} task(s)",
+                f"{len(plan['answered_again'])} task(s)" + _unhashed(plan["media_unknown"]),
                 f"- dropped (not in the new release): {len(plan['dropped'])} task(s)",
                 f"Sends {cost.judge_conversations} judge conversation(s) and "
                 f"{cost.candidate_attempts} candidate attempt(s): {money(cost.dollars)} at the "
@@ -129,3 +134,10 @@ def estimate_text(plan: Mapping[str, Any], cost: CarryCost) -> str:
         )
         + "\n"
     )
+
+
+def _unhashed(tasks: Sequence[str]) -> str:
+    """Tasks answered again because their media went unhashed on a side (offline)."""
+    if not tasks:
+        return ""
+    return f", {len(tasks)} of them because their media could not be hashed (offline)"

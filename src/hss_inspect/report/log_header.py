@@ -22,7 +22,7 @@ from hss_inspect.core.roles import GRADER_ROLE
 from hss_inspect.core.settings import DEFAULT_DATASET
 from hss_inspect.core.values import is_nan
 from hss_inspect.data.demo import DEMO_DATASET
-from hss_inspect.data.fingerprints import RECORD_KEY, TaskPrint, prints_of_record
+from hss_inspect.data.fingerprints import RECORD_KEY, TaskPrint, prints_of_record, rows_of_record
 from hss_inspect.data.release import open_release
 from hss_inspect.data.rows import DatasetSize, dataset_size
 from hss_inspect.providers.paper_models import release_media_tasks, release_tasks
@@ -80,6 +80,7 @@ class LogInfo:
     # as Inspect records it and the full N-X
     source: str | None = None
     task_prints: dict[str, TaskPrint] | None = None
+    release_rows: str | None = None  # the digest of every row of the release read
     comparable_version: str = ""
     full_version: str | None = None
 
@@ -141,6 +142,7 @@ def log_info(log: EvalLog, path: str, samples: Sequence[ScoredSample] = ()) -> L
         dataset_size=size_of(metadata.get("hss_dataset_size"), requested.get("dataset")),
         source=metadata.get("hss_dataset"),
         task_prints=prints_of_record(metadata.get(RECORD_KEY)),
+        release_rows=rows_of_record(metadata.get(RECORD_KEY)),
         comparable_version=str(spec.task_version),
         full_version=metadata.get("hss_task_version"),
     )

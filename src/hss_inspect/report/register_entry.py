@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from hss_inspect.core.config import FULL_COMMIT, eval_metadata, release_commit
+from hss_inspect.core.config import FULL_COMMIT, comparable_part, eval_metadata, release_commit
 from hss_inspect.core.errors import InputError
 from hss_inspect.core.settings import DEFAULT_DATASET
 from hss_inspect.data.demo import DEMO_DATASET
@@ -116,7 +116,7 @@ def select(found: Sequence[Result], package_version: str) -> Selection:
 
 def refuse_other_version(r: Result, package_version: str) -> None:
     ran = run_version(r)
-    if ran.split("-")[0] != package_version.split("-")[0]:
+    if comparable_part(ran) != comparable_part(package_version):
         raise InputError(
             f"{r.info.log}: task version {ran}, not comparable with this package's "
             f"{package_version}: run it again with this version, or leave the log out"

@@ -69,7 +69,9 @@ def remux_without_audio(source: Path, target: Path) -> None:
     handle, staging = tempfile.mkstemp(prefix=".partial-", suffix=target.suffix, dir=target.parent)
     os.close(handle)
     faststart = target.suffix.lower() in _FASTSTART
-    options = {"movflags": "faststart"} if faststart else {}
+    # bitexact: no muxer version written, so the same clip gives the same bytes under any
+    # PyAV (a release's fingerprints then change only when a clip does)
+    options = {"fflags": "+bitexact", **({"movflags": "faststart"} if faststart else {})}
     try:
         with av.open(str(source)) as inp, av.open(staging, "w", options=options) as out:
             video = inp.streams.video[0]
