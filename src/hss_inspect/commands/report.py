@@ -172,8 +172,9 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         for fmt in FORMATS:
             (args.out / f"report.{fmt}").write_text(outputs[fmt](), encoding="utf-8")
-        all_rows = [row for board in boards for row in board.rows]
-        (args.out / "subdomains.csv").write_text(subdomain_csv(all_rows), encoding="utf-8")
+        for n, board in enumerate(boards):  # one table per release, as the plots
+            name = "subdomains.csv" if n == 0 else f"subdomains_{n + 1}.csv"
+            (args.out / name).write_text(subdomain_csv(board.rows), encoding="utf-8")
         (args.out / "cost.csv").write_text(bill_csv(cost), encoding="utf-8")
         written = "the report and its plots" if figures else "the report (no plots)"
         print(f"hss-inspect report: wrote {written} to {args.out}", file=sys.stderr)

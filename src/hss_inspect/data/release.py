@@ -1,7 +1,9 @@
 """Where the HSS release lives: a hub dataset repo at a resolved commit, or a local copy.
 
 Rows come first; each media file is fetched only when its sample runs, so a filtered
-or image-only run never downloads the clips it does not use.
+or image-only run never downloads the clips it does not use. (The task's fingerprints take
+the hub's own hashes of its large files without a download; a media file the hub keeps in
+git, not LFS, is fetched when the task is built, to be hashed.)
 """
 
 from __future__ import annotations
