@@ -375,7 +375,7 @@ def test_the_export_is_a_release_that_inspect_grades_and_a_study_opens(tmp_path:
     admitted = admit_all_but_one(b)
     out = tmp_path / "release"
     done = build("export", str(b.path), "--out", str(out), "--title", "Our private split")
-    assert f"wrote {len(admitted)} admitted task(s)" in done.stdout
+    assert f"wrote version 1: {len(admitted)} admitted task(s)" in done.stdout
     assert (
         subprocess.run(["sha256sum", "-c", "--quiet", "checksums.sha256"], cwd=out).returncode == 0
     )
