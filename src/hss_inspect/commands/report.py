@@ -9,7 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -45,6 +45,9 @@ from hss_inspect.report.render import (
 )
 from hss_inspect.report.sweep import build_sweep
 from hss_inspect.report.tables import Run, item_difficulty, leaderboard_row, primary_runs, runs_of
+
+if TYPE_CHECKING:  # the pages' modules load only when pages are asked for
+    from hss_inspect.report.pages import PagesWritten
 
 SWEEPS: tuple[str, ...] = ("effort", "frames")
 FORMATS = ("md", "csv", "json", "html")
@@ -83,6 +86,74 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
         "what each run cost (a model it lacks: the cost Inspect recorded, else Inspect's "
         "model database)",
     )
+    add_pages_arguments(report)
+
+
+# ---- the task pages and failure examples beside report.html (`report.pages`) ----------
+
+
+def add_pages_arguments(report: argparse.ArgumentParser) -> None:
+    pages = report.add_argument_group("task pages and failure examples (written with --out)")
+    pages.add_argument(
+        "--pages",
+        nargs="*",
+        metavar="TASK_ID",
+        help="a page for each task named (none named: every task) with the media each run "
+        "was served and every run's answers, verdicts and failure causes",
+    )
+    pages.add_argument(
+        "--examples",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="the failure examples (paper App. E): for each subdomain, the N tasks the most "
+        "runs failed for the same cause [1], as figures in examples.html",
+    )
+    pages.add_argument(
+        "--examples-tasks",
+        nargs="+",
+        default=[],
+        metavar="TASK_ID",
+        help="failure-example figures for the tasks named",
+    )
+    pages.add_argument(
+        "--dataset",
+        default=None,
+        help="rebuild the media from this copy of the release (a hub id or a folder) instead "
+        "of the one each log recorded",
+    )
+    pages.add_argument("--revision", default=None, help="with --dataset: its revision")
+
+
+def write_report_pages(
+    args: argparse.Namespace, infos: Sequence[LogInfo], runs: Sequence[Run]
+) -> PagesWritten | None:
+    """The pages the options ask for, written beside report.html (None: none asked)."""
+    from hss_inspect.report.pages import PagesWanted, write_pages
+
+    tasks = () if args.pages is None else (args.pages or None)
+    wanted = PagesWanted(tasks, args.examples, args.examples_tasks)
+    if not wanted.any:
+        return None
+    if args.out is None:
+        raise InputError(
+            "--pages, --examples and --examples-tasks write pages beside report.html: give "
+            "--out DIR"
+        )
+    if args.examples < 0:
+        raise InputError(
+            f"--examples {args.examples}: give a number of tasks per subdomain, 1 or more"
+        )
+    written = write_pages(args.out, infos, runs, wanted, args.dataset, args.revision)
+    print(f"hss-inspect report: wrote {written.line()} to {args.out}", file=sys.stderr)
+    for line in written.problems:
+        print(f"hss-inspect report: media not shown: {line}", file=sys.stderr)
+    return written
+
+
+# ---- end of the pages' part -----------------------------------------------------------
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
@@ -147,6 +218,7 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     shown = display_rows(rows, paper)
     difficulty = item_difficulty(primary_runs(runs))
     studies = human_studies(runs)
+    pages = write_report_pages(args, infos, runs)
     outputs: dict[str, Callable[[], str]] = {
         "md": lambda: markdown_report(shown, rows, difficulty, cost, studies),
         "csv": lambda: csv_report(shown),
@@ -159,7 +231,15 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
                 **({"paper": [vars(p) for p in paper]} if paper else {}),
             }
         ),
-        "html": lambda: html_report(shown, rows, difficulty, figures, cost=cost),
+        "html": lambda: html_report(
+            shown,
+            rows,
+            difficulty,
+            figures,
+            cost=cost,
+            task_pages=pages.task_pages if pages else None,
+            examples_page=pages.examples if pages else None,
+        ),
     }
     needs_figures = args.out is not None or args.format == "html"
     figures = (

@@ -265,6 +265,15 @@ def summary_lacks_details(summary: EvalSampleSummary) -> bool:
     return False
 
 
+def read_chosen_samples(path: str, chosen: Sequence[tuple[str, int]]) -> list[EvalSample]:
+    """The samples of `chosen` (sample id, epoch) without messages, events or images: each
+    read alone from an .eval log; a .json log is one document, so it is read through once."""
+    if not path.endswith(".json"):
+        return [read_sample(path, id, epoch) for id, epoch in chosen]
+    wanted = set(chosen)
+    return [s for s in read_samples(path) if (str(s.id), int(s.epoch)) in wanted]
+
+
 def read_samples(path: str) -> Iterator[EvalSample]:
     """The samples of a log without messages, events or images (streamed)."""
     with reading(path):

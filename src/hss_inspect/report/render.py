@@ -14,7 +14,7 @@ import html
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,10 +209,17 @@ def difficulty_lines(difficulty: Difficulty) -> list[str]:
     return [
         f"Across {difficulty.runs} run(s):",
         "",
-        f"- solved by no run in any attempt: {listed(difficulty.never_solved)}",
-        f"- solved by every run in every attempt: {listed(difficulty.always_solved)}",
-        f"- attempts disagree within a run: {listed(difficulty.attempts_disagree)}",
+        *(f"- {name}: {listed(ids)}" for name, ids in difficulty_lists(difficulty)),
     ]
+
+
+def difficulty_lists(difficulty: Difficulty) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The item difficulty's three lists of task ids, each with its name."""
+    return (
+        ("solved by no run in any attempt", difficulty.never_solved),
+        ("solved by every run in every attempt", difficulty.always_solved),
+        ("attempts disagree within a run", difficulty.attempts_disagree),
+    )
 
 
 # ---- CSV and JSON ---------------------------------------------------------------------
@@ -311,8 +318,12 @@ def html_report(
     difficulty: Difficulty,
     figures: dict[str, str],
     cost: dict[str, Any] | None = None,
+    task_pages: Mapping[str, str] | None = None,
+    examples_page: str | None = None,
 ) -> str:
-    """One self-contained page; `figures` maps a caption to an inline data: URI."""
+    """One self-contained page; `figures` maps a caption to an inline data: URI.
+    `task_pages` (task id -> a page beside this one) turns the ids of the item
+    difficulty's lists into links; `examples_page` is linked where written."""
     leaderboard = html_table(
         TABLE1_HEADER,
         _cells(rows, "<b>{}</b>", html.escape),
@@ -320,9 +331,7 @@ def html_report(
     )
     header, body = subdomain_cells(subdomains)
     sub_table = html_table(header, [[html.escape(c) for c in line] for line in body])
-    items = "".join(
-        f"<li>{html.escape(line[2:])}</li>" for line in difficulty_lines(difficulty)[2:]
-    )
+    items = difficulty_html(difficulty, task_pages or {})
     plots = "".join(
         f'<figure><img alt="{html.escape(caption)}" src="{uri}">'
         f"<figcaption>{html.escape(caption)}</figcaption></figure>"
@@ -337,6 +346,42 @@ def html_report(
         "Rows in italics are the paper's published figures.</p>"
         f"<h2>By subdomain (pass@1, %)</h2>{sub_table}"
         f"<h2>Item difficulty</h2><p>Across {difficulty.runs} run(s):</p><ul>{items}</ul>"
+        f"{_pages_html(task_pages or {}, examples_page)}"
         f"{'' if cost is None else bill_html(cost)}"
         f"{'<h2>Plots</h2>' + plots if plots else ''}</body></html>\n"
     )
+
+
+# ---- links to the task pages and the failure examples (`report.pages`) ----------------
+
+
+def difficulty_html(difficulty: Difficulty, task_pages: Mapping[str, str]) -> str:
+    """The item difficulty's lists as HTML items, each id a link to its task's page when
+    one was written."""
+    return "".join(
+        f"<li>{html.escape(name)}: {len(ids)}"
+        + (": " + ", ".join(_task_link(i, task_pages) for i in ids) if ids else "")
+        + "</li>"
+        for name, ids in difficulty_lists(difficulty)
+    )
+
+
+def _task_link(task_id: str, task_pages: Mapping[str, str]) -> str:
+    page = task_pages.get(task_id)
+    shown = html.escape(task_id)
+    return f'<a href="{html.escape(page, quote=True)}">{shown}</a>' if page else shown
+
+
+def _pages_html(task_pages: Mapping[str, str], examples_page: str | None) -> str:
+    if not task_pages and not examples_page:
+        return ""
+    examples = (
+        f'<p><a href="{html.escape(examples_page, quote=True)}">Failure examples</a>: for each '
+        "subdomain, the task the most runs failed for the same cause, as the paper's App. E "
+        "shows them.</p>"
+        if examples_page
+        else ""
+    )
+    tasks = ", ".join(_task_link(t, task_pages) for t in task_pages)
+    listed = f"<p>Task pages ({len(task_pages)}): {tasks}</p>" if task_pages else ""
+    return f"<h2>Tasks across the runs</h2>{examples}{listed}"
