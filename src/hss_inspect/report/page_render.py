@@ -25,6 +25,7 @@ from hss_inspect.report.logs import is_remote
 from hss_inspect.report.served_media import Served, differing_settings, settings_of
 from hss_inspect.report.task_view import (
     FAIL,
+    GRADING_FAILURE,
     PASS,
     Attempt,
     Grading,
@@ -128,7 +129,7 @@ def task_page(view: TaskView, media: MediaOf, links: Links) -> str:
         + task_text_html(view)
         + "<h2>Answers</h2>"
         + overview_html(view)
-        + "".join(run_html(run, index) for index, run in enumerate(view.runs))
+        + "".join(run_html(run, index, media) for index, run in enumerate(view.runs))
     )
     return page(f"HSS task {view.task_id}", body, links)
 
@@ -251,18 +252,18 @@ def overview_html(view: TaskView) -> str:
     )
 
 
-def run_html(run: RunAttempts, index: int) -> str:
+def run_html(run: RunAttempts, index: int, media: MediaOf) -> str:
     folder, _ = log_location(run.info.log)
     return (
         f"<section class=run id=run-{index}><h3>{_e(run.name)}</h3>"
         f"<p class=meta>log {_e(run.info.log)} · to open its attempts in inspect view, run "
         f"<code>inspect view --log-dir {_e(folder)}</code> and follow the links</p>"
-        + "".join(attempt_html(a) for a in run.attempts)
+        + "".join(attempt_html(a, media[a.key]) for a in run.attempts)
         + "</section>"
     )
 
 
-def attempt_html(attempt: Attempt) -> str:
+def attempt_html(attempt: Attempt, served: Served) -> str:
     first = attempt.gradings[0] if attempt.gradings else None
     outcome = first.outcome if first else "not graded"
     rubric = (
@@ -272,7 +273,8 @@ def attempt_html(attempt: Attempt) -> str:
     error = f"<p class=problem>Error: {_e(attempt.error)}</p>" if attempt.error else ""
     return (
         f'<article class=attempt data-log="{_attr(attempt.log)}" data-epoch={attempt.epoch} '
-        f'data-outcome="{_attr(outcome)}"><p><b>Attempt {attempt.epoch}</b> '
+        f'data-outcome="{_attr(outcome)}" data-media="{_attr(served.key or "")}">'
+        f"<p><b>Attempt {attempt.epoch}</b> "
         f"{_outcome_html(first) if first else ''}{_e(rubric)}"
         f'{" · " + cause if cause else ""} · <a class=view href="{_attr(view_link(attempt))}">'
         f"open in inspect view</a></p>"
@@ -321,9 +323,11 @@ def grading_html(grading: Grading) -> str:
     did not grade, the scorer's explanation (a grading failure, a provider error, no
     answer) as it is."""
     record = grading.record
-    caption = f"{record.scorer}: judged by {record.judge} · {grading.outcome}"
     if not grading.verdicts:
-        return f"<p class=meta>{_e(caption)}. {_e(grading.explanation)}</p>"
+        return f"<p class=meta>{_e(record.scorer)}: {_e(grading.explanation)}</p>" + _replies_html(
+            grading
+        )
+    caption = f"{record.scorer}: judged by {record.judge} · {grading.outcome}"
     rows = "".join(
         f"<tr class=verdict data-scorer='{_attr(record.scorer)}' data-criterion='{_attr(v.id)}' "
         f"data-met='{str(v.met).lower()}'><td>{_e(v.id)}</td>"
@@ -337,6 +341,15 @@ def grading_html(grading: Grading) -> str:
         f"<th>verdict</th><th>the judge's justification</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>{comment}"
     )
+
+
+def _replies_html(grading: Grading) -> str:
+    """The judge's replies to an attempt it left ungraded, as it wrote them."""
+    if grading.outcome != GRADING_FAILURE or not grading.replies:
+        return ""
+    replies = "".join(f"<li class=text>{_e(reply)}</li>" for reply in grading.replies)
+    summary = f"The judge's replies ({len(grading.replies)})"
+    return f"<details><summary>{summary}</summary><ol>{replies}</ol></details>"
 
 
 def log_location(log: str) -> tuple[str, str]:

@@ -41,6 +41,7 @@ class Grading:
     verdicts: tuple[ShownVerdict, ...]
     explanation: str
     comment: str
+    replies: tuple[str, ...] = ()  # the judge's replies as written (kept in the score)
 
     @property
     def outcome(self) -> str:
@@ -231,6 +232,7 @@ def _grading(record: AttemptRecord, sample: ScoredSample) -> Grading:
         verdicts=verdicts,
         explanation=str(score.explanation or ""),
         comment=str(metadata.get("overall_comment") or ""),
+        replies=tuple(str(r) for r in metadata.get("judge_replies") or [] if isinstance(r, str)),
     )
 
 
