@@ -159,3 +159,16 @@ def test_bench_completion_wait_times_both_waits_on_the_same_looks(tmp_path: Path
         assert entry["items"] == size and entry["same_looks"] is True
         assert entry["queue_median_s"] > 0 and entry["wait_on_pending_median_s"] > 0
     assert fingerprint.completed is workers.completed  # the old wait is not left in place
+
+
+def test_bench_pages_reads_only_the_samples_of_the_tasks_shown(tmp_path: Path) -> None:
+    from benchmarks.bench_pages import run
+
+    result = run(tmp_path, repeats=1, tasks=22, clip_tasks=8, clip_seconds=3)
+    pages, examples = result["pages"], result["examples"]
+    # 11 tasks, each with 3 attempts in each run: 3 runs for the pages, 4 for the examples
+    assert (pages["task_pages"], pages["samples_read"]) == (11, 11 * 3 * 3)
+    assert (examples["figures"], examples["samples_read"]) == (11, 11 * 4 * 3)
+    for key in ("pages_s", "read_logs_s", "every_sample_s", "media_mb"):
+        assert pages[key] > 0 and examples[key] > 0, key
+    assert result["report_without_pages"]["this_s"] > 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,8 @@ def _rebuild_frames(
             None if max_each is None else int(max_each),
         )
     )
+    # a cache entry holds the frames as data URIs: decoded once, for the check and the files
+    video = replace(video, jpegs=tuple(video.jpegs))
     compare_frames(video, record, where)
     for stale in out.glob("frame_*.jpg"):
         stale.unlink()
