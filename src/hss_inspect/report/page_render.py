@@ -120,7 +120,7 @@ def page(title: str, body: str, links: Links) -> str:
 def task_page(view: TaskView, media: MediaOf, links: Links) -> str:
     heading = (
         f"<h1>Task {_e(view.task_id)}</h1><p class=meta>{_e(view.subdomain)} · "
-        f"{_e(view.domain)} · {_e(view.media_type)} · {len(view.runs)} run(s)</p>"
+        f"{_e(view.domain)} · {_e(view.task.media_type)} · {len(view.runs)} run(s)</p>"
     )
     body = (
         heading
@@ -138,7 +138,7 @@ def task_text_html(view: TaskView) -> str:
     criteria = "".join(
         f"<tr><td>{_e(c.id)}</td><td>{_e(c.title)}</td>"
         f"<td>{'' if c.weight is None else f'{c.weight:g}'}</td></tr>"
-        for c in view.criteria
+        for c in view.task.criteria
     )
     differs = (
         f"<p class=warn>Asked otherwise (another question, reference or rubric): "
@@ -147,8 +147,8 @@ def task_text_html(view: TaskView) -> str:
         else ""
     )
     return (
-        f"<h2>Question</h2><p class=text>{_e(view.question)}</p>"
-        f"<h2>Reference answer</h2><p class=text>{_e(view.reference)}</p>"
+        f"<h2>Question</h2><p class=text>{_e(view.task.question)}</p>"
+        f"<h2>Reference answer</h2><p class=text>{_e(view.task.reference)}</p>"
         "<h2>Rubric</h2><table class=rubric><thead><tr><th>id</th><th>criterion</th>"
         f"<th>weight</th></tr></thead><tbody>{criteria}</tbody></table>{differs}"
     )
@@ -407,8 +407,8 @@ def example_figure(
         f"<figure class=example id='example-{_attr(example.task_id)}' "
         f"data-task='{_attr(example.task_id)}'><div class=columns>"
         f"<div>{media_html(served, links.root) if served else ''}</div><div>"
-        f"<p><b>Question</b></p><p class=text>{_e(view.question)}</p>{answer}"
-        f"<p><b>Reference answer</b></p><p class=text>{_e(view.reference)}</p>"
+        f"<p><b>Question</b></p><p class=text>{_e(view.task.question)}</p>{answer}"
+        f"<p><b>Reference answer</b></p><p class=text>{_e(view.task.reference)}</p>"
         f"{_cause_html(example)}</div></div>"
         f"<figcaption>Figure {number}: failure example, {_e(view.subdomain)} "
         f"(task {_e(example.task_id)}). <span class=how>{_e(example.how_chosen)}</span>."

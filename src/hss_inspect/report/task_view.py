@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hss_inspect.data.rows import Criterion
+from hss_inspect.data.rows import GradedTask
+from hss_inspect.grading.judge import Verdict, graded_task_of
 from hss_inspect.report.bill import run_names
 from hss_inspect.report.log_header import LogInfo, is_rubric_score, run_label
 from hss_inspect.report.logs import ScoredSample, read_chosen_samples, read_header
@@ -26,19 +27,12 @@ GRADING_FAILURE, PROVIDER_ERROR = "grading failure", "provider error"
 
 
 @dataclass(frozen=True)
-class ShownVerdict:
-    id: str
-    met: bool
-    justification: str
-
-
-@dataclass(frozen=True)
 class Grading:
     """One rubric scorer's grading of one attempt: the record the report counts, the
     judge's verdicts with their justifications, and the scorer's explanation."""
 
     record: AttemptRecord
-    verdicts: tuple[ShownVerdict, ...]
+    verdicts: tuple[Verdict, ...]
     explanation: str
     comment: str
     replies: tuple[str, ...] = ()  # the judge's replies as written (kept in the score)
@@ -99,10 +93,7 @@ class TaskView:
     task_id: str
     domain: str
     subdomain: str
-    media_type: str
-    question: str
-    reference: str
-    criteria: tuple[Criterion, ...]
+    task: GradedTask  # the question, the reference answer and the rubric
     runs: tuple[RunAttempts, ...]
     # runs whose question, reference or rubric differ from the ones shown
     asked_otherwise: tuple[str, ...] = ()
@@ -167,10 +158,7 @@ def _view(task_id: str, runs: list[RunAttempts]) -> TaskView:
         task_id=task_id,
         domain=str(first.get("domain", "")),
         subdomain=str(first.get("subdomain", "")),
-        media_type=str(first.get("media_type", "")),
-        question=str(first.get("prompt", "")),
-        reference=str(first.get("golden_response", "")),
-        criteria=criteria_of(first),
+        task=graded_task_of(first),
         runs=tuple(runs),
         asked_otherwise=tuple(
             run.name for run in runs if any(_asked(a.metadata) != shown for a in run.attempts)
@@ -180,21 +168,6 @@ def _view(task_id: str, runs: list[RunAttempts]) -> TaskView:
 
 def _asked(metadata: Mapping[str, Any]) -> tuple[Any, ...]:
     return (metadata.get("prompt"), metadata.get("golden_response"), metadata.get("criteria"))
-
-
-def criteria_of(metadata: Mapping[str, Any]) -> tuple[Criterion, ...]:
-    found = []
-    for entry in metadata.get("criteria") or []:
-        if isinstance(entry, dict) and "id" in entry:
-            weight = entry.get("weight")
-            found.append(
-                Criterion(
-                    str(entry["id"]),
-                    str(entry.get("title", "")),
-                    None if weight is None else float(weight),
-                )
-            )
-    return tuple(found)
 
 
 def _attempt(info: LogInfo, sample: ScoredSample) -> Attempt:
@@ -223,7 +196,7 @@ def _grading(record: AttemptRecord, sample: ScoredSample) -> Grading:
     score = (sample.scores or {})[record.scorer]
     metadata = score.metadata or {}
     verdicts = tuple(
-        ShownVerdict(str(v["id"]), bool(v["met"]), str(v.get("justification") or ""))
+        Verdict(str(v["id"]), bool(v["met"]), str(v.get("justification") or ""))
         for v in metadata.get("verdicts") or []
         if isinstance(v, dict) and "id" in v and isinstance(v.get("met"), bool)
     )
