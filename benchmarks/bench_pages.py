@@ -11,9 +11,9 @@ Each is `hss-inspect report`'s extra work for them (`report.pages.write_pages`, 
 fresh folder: every frame file written anew), beside the samples it reads (only those of
 the tasks shown, counted) and, as the alternative, reading every sample of the logs
 without messages, events or images (Inspect's streaming reader, as `logs.read_samples`).
-Then `hss-inspect report LOG` without pages on one of the logs, start to end, this tree
-beside `--baseline REV`'s package (the commit before the pages): it must not be slower.
-Medians of --repeats.
+Then `hss-inspect report LOG` without pages on one of the logs, start to end (wall and CPU
+seconds), this tree taking turns with `--baseline REV`'s package (the commit before the
+pages): it must not be slower. Medians of --repeats.
 
     python -m benchmarks.bench_pages [--repeats 3] [--folder benchmarks/.pages]
         [--baseline REV] [--json FILE]
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,15 +53,16 @@ PAGE_TASKS = [f"t{index:04d}" for index in range(len(SUBDOMAINS))]
 
 
 def counted_reads() -> Callable[[], int]:
-    """Count the samples read one by one from here on (the pages' only reads of samples)."""
+    """Count the samples read from here on (the pages read samples only through
+    `logs.read_chosen_samples`, which asks Inspect for them by id)."""
     calls = [0]
-    original = logs.read_sample
+    original = logs.read_eval_log_samples_by_id
 
-    def counting(path: str, id: str | int, epoch: int) -> Any:
-        calls[0] += 1
-        return original(path, id, epoch)
+    def counting(path: str, samples: Sequence[tuple[str, int]], **options: Any) -> Any:
+        calls[0] += len(samples)
+        return original(path, samples, **options)
 
-    logs.read_sample = counting  # type: ignore[assignment]
+    logs.read_eval_log_samples_by_id = counting  # type: ignore[assignment]
     return lambda: calls[0]
 
 
@@ -70,13 +72,16 @@ def pages_once(paths: list[str], wanted: PagesWanted) -> dict[str, Any]:
         started = time.perf_counter()
         infos, records = read_logs(paths)
         read = time.perf_counter() - started
+        cpu = time.process_time()
         written = write_pages(Path(folder), infos, runs_of(records), wanted)
+        cpu = time.process_time() - cpu
         total = time.perf_counter() - started
         if written.problems:
             raise AssertionError(f"media not shown: {written.problems}")
         return {
             "read_logs_s": read,
             "pages_s": total - read,
+            "pages_cpu_s": cpu,
             "task_pages": len(written.task_pages),
             "figures": written.figures,
             "media_mb": written.media_bytes / 1e6,
@@ -108,13 +113,27 @@ def measure(paths: list[str], wanted: PagesWanted, repeats: int) -> dict[str, An
     }
 
 
-def report_seconds(path: str, env: dict[str, str], repeats: int) -> float:
-    times = []
+def report_seconds(path: str, sides: dict[str, dict[str, str]], repeats: int) -> dict[str, Any]:
+    """`hss-inspect report LOG` start to end under each side's package, the sides taking
+    turns (so a busy moment of the machine falls on both): wall and CPU seconds."""
+    wall: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(repeats):
-        started = time.perf_counter()
-        subprocess.run([HSS_INSPECT, "report", path], env=env, check=True, capture_output=True)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for name, env in sides.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run([HSS_INSPECT, "report", path], env=env, check=True, capture_output=True)
+            wall[name].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    found: dict[str, Any] = {}
+    for name in sides:
+        found[f"{name}_s"] = round(statistics.median(wall[name]), 3)
+        found[f"{name}_cpu_s"] = round(statistics.median(cpu[name]), 3)
+    if "baseline" in sides:
+        found["this_over_baseline"] = round(found["this_s"] / found["baseline_s"], 2)
+        found["this_over_baseline_cpu"] = round(found["this_cpu_s"] / found["baseline_cpu_s"], 2)
+    return found
 
 
 def run(
@@ -133,14 +152,11 @@ def run(
         "pages": measure(paths[:3], PagesWanted(tasks=PAGE_TASKS), repeats),
         "examples": measure(paths, PagesWanted(examples=1), repeats),
     }
-    env = dict(os.environ)
-    report = {"this_s": round(report_seconds(paths[0], env, repeats), 3)}
+    sides = {"this": dict(os.environ)}
     if baseline:
-        side = baseline_env(folder / "baseline", baseline, env)
-        report["baseline_s"] = round(report_seconds(paths[0], side, repeats), 3)
-        report["this_over_baseline"] = round(report["this_s"] / report["baseline_s"], 2)
-        shutil.rmtree(folder / "baseline", ignore_errors=True)
-    result["report_without_pages"] = report
+        sides["baseline"] = baseline_env(folder / "baseline", baseline, sides["this"])
+    result["report_without_pages"] = report_seconds(paths[0], sides, repeats)
+    shutil.rmtree(folder / "baseline", ignore_errors=True)
     return result
 
 

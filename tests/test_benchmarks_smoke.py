@@ -171,4 +171,4 @@ def test_bench_pages_reads_only_the_samples_of_the_tasks_shown(tmp_path: Path) -
     assert (examples["figures"], examples["samples_read"]) == (11, 11 * 4 * 3)
     for key in ("pages_s", "read_logs_s", "every_sample_s", "media_mb"):
         assert pages[key] > 0 and examples[key] > 0, key
-    assert result["report_without_pages"]["this_s"] > 0
+    assert result["report_without_pages"]["this_cpu_s"] > 0

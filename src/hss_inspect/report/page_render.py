@@ -406,7 +406,7 @@ def example_figure(
     return (
         f"<figure class=example id='example-{_attr(example.task_id)}' "
         f"data-task='{_attr(example.task_id)}'><div class=columns>"
-        f"<div>{media_html(served, links.root) if served else ''}</div><div>"
+        f"<div class=set>{media_html(served, links.root) if served else ''}</div><div>"
         f"<p><b>Question</b></p><p class=text>{_e(view.task.question)}</p>{answer}"
         f"<p><b>Reference answer</b></p><p class=text>{_e(view.task.reference)}</p>"
         f"{_cause_html(example)}</div></div>"

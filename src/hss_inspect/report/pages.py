@@ -28,6 +28,7 @@ TASKS_FOLDER = "tasks"
 EXAMPLES_PAGE = "examples.html"
 REPORT_PAGE = "report.html"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+CHUNK_TASKS = 32
 
 
 @dataclass(frozen=True)
@@ -82,36 +83,45 @@ def write_pages(
     examples = _examples(runs, wanted)
     page_tasks = _page_tasks(runs, wanted, examples)
     records = [record for run in runs for record in run.records]
-    views = task_views(infos, records, page_tasks)
     shelf = MediaShelf(out, dataset, revision)
-    media = {
-        attempt.key: shelf.served(attempt.sample, run.eval_metadata)
-        for view in views.values()
-        for run in view.runs
-        for attempt in run.attempts
-    }
-    pages = {task_id: page_name(task_id) for task_id in views}
+    pages = {task_id: page_name(task_id) for task_id in page_tasks}
     examples_name = EXAMPLES_PAGE if examples else None
+    links = Links(
+        root="../",
+        report=f"../{report}" if report else None,
+        examples=f"../{examples_name}" if examples_name else None,
+        tasks={t: f"../{name}" for t, name in pages.items()},
+    )
     (out / TASKS_FOLDER).mkdir(parents=True, exist_ok=True)
-    for task_id, view in views.items():
-        links = Links(
-            root="../",
-            report=f"../{report}" if report else None,
-            examples=f"../{examples_name}" if examples_name else None,
-            tasks={t: f"../{name}" for t, name in pages.items()},
-        )
-        (out / pages[task_id]).write_text(task_page(view, media, links), encoding="utf-8")
+    shown = {e.task_id for e in examples}
+    figured: dict[str, TaskView] = {}  # the examples' tasks, for their figures
+    media: dict[tuple[str, str, int], Served] = {}
+    problems: dict[str, str] = {}
+    # a chunk of tasks at a time, so that every task of a large run is never all in memory
+    for start in range(0, len(page_tasks), CHUNK_TASKS):
+        views = task_views(infos, records, page_tasks[start : start + CHUNK_TASKS])
+        served = {
+            attempt.key: shelf.served(attempt.sample, run.eval_metadata)
+            for view in views.values()
+            for run in view.runs
+            for attempt in run.attempts
+        }
+        for task_id, view in views.items():
+            (out / pages[task_id]).write_text(task_page(view, served, links), encoding="utf-8")
+        figured.update({t: view for t, view in views.items() if t in shown})
+        problems.update({k: v for k, v in _problems(views, served).items() if k not in problems})
+        media.update(served)
     if examples_name:
-        links = Links(root="", report=report, examples=None, tasks=pages)
-        text = examples_page(examples, views, media, links)
+        root_links = Links(root="", report=report, examples=None, tasks=pages)
+        text = examples_page(examples, figured, media, root_links)
         (out / examples_name).write_text(text, encoding="utf-8")
     return PagesWritten(
         task_pages=pages,
         examples=examples_name,
-        figures=sum(e.task_id in views for e in examples),
+        figures=sum(e.task_id in figured for e in examples),
         media_sets=len({s.key for s in media.values() if s.files}),
         media_bytes=_media_bytes(out, media),
-        problems=_problems(views, media),
+        problems=list(problems.values()),
     )
 
 
@@ -147,8 +157,8 @@ def _media_bytes(out: Path, media: MediaOf) -> int:
     return sum((out / path).stat().st_size for path in files)
 
 
-def _problems(views: dict[str, TaskView], media: MediaOf) -> list[str]:
-    """One line for each set of media that could not be shown, naming a task and run."""
+def _problems(views: dict[str, TaskView], media: MediaOf) -> dict[str, str]:
+    """Each reason a set of media could not be shown, with a task and run it was for."""
     found: dict[str, str] = {}
     for view in views.values():
         for run in view.runs:
@@ -159,4 +169,4 @@ def _problems(views: dict[str, TaskView], media: MediaOf) -> list[str]:
                         f"task {view.task_id}, {run.name}, attempt {attempt.epoch}: "
                         f"{served.problem}"
                     )
-    return list(found.values())
+    return found
