@@ -131,20 +131,20 @@ def write_report_pages(
     args: argparse.Namespace, infos: Sequence[LogInfo], runs: Sequence[Run]
 ) -> PagesWritten | None:
     """The pages the options ask for, written beside report.html (None: none asked)."""
+    if args.examples < 0:
+        raise InputError(
+            f"--examples {args.examples}: give a number of tasks per subdomain, 1 or more"
+        )
+    if args.pages is None and args.examples == 0 and not args.examples_tasks:
+        return None  # the pages' modules (the media's among them) are not even loaded
     from hss_inspect.report.pages import PagesWanted, write_pages
 
     tasks = () if args.pages is None else (args.pages or None)
     wanted = PagesWanted(tasks, args.examples, args.examples_tasks)
-    if not wanted.any:
-        return None
     if args.out is None:
         raise InputError(
             "--pages, --examples and --examples-tasks write pages beside report.html: give "
             "--out DIR"
-        )
-    if args.examples < 0:
-        raise InputError(
-            f"--examples {args.examples}: give a number of tasks per subdomain, 1 or more"
         )
     written = write_pages(args.out, infos, runs, wanted, args.dataset, args.revision)
     print(f"hss-inspect report: wrote {written.line()} to {args.out}", file=sys.stderr)
