@@ -90,13 +90,21 @@ class RunAttempts:
 
 @dataclass(frozen=True)
 class TaskView:
+    """A task as its first sample records it, and every run's attempts at it."""
+
     task_id: str
-    domain: str
-    subdomain: str
     task: GradedTask  # the question, the reference answer and the rubric
     runs: tuple[RunAttempts, ...]
     # runs whose question, reference or rubric differ from the ones shown
     asked_otherwise: tuple[str, ...] = ()
+
+    @property
+    def domain(self) -> str:
+        return str(self.runs[0].attempts[0].metadata.get("domain", ""))
+
+    @property
+    def subdomain(self) -> str:
+        return str(self.runs[0].attempts[0].metadata.get("subdomain", ""))
 
 
 def outcome_of(record: AttemptRecord) -> str:
@@ -156,8 +164,6 @@ def _view(task_id: str, runs: list[RunAttempts]) -> TaskView:
     shown = _asked(first)
     return TaskView(
         task_id=task_id,
-        domain=str(first.get("domain", "")),
-        subdomain=str(first.get("subdomain", "")),
         task=graded_task_of(first),
         runs=tuple(runs),
         asked_otherwise=tuple(
