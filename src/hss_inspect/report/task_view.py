@@ -129,7 +129,7 @@ def task_views(
     wanted = set(task_ids)
     epochs: dict[str, set[tuple[str, int]]] = {}
     for record in records:
-        if record.task_id in wanted:
+        if record.task_id in wanted:  # a sample is named by its task id (row_to_sample)
             epochs.setdefault(record.log, set()).add((record.task_id, record.epoch))
     names = run_names([(i.log, run_label(i.model, i.reasoning_effort, i.condition)) for i in infos])
     per_task: dict[str, list[RunAttempts]] = {}
