@@ -174,3 +174,16 @@ def test_bench_releases_counts_what_a_carry_and_a_run_again_send(
     assert carry["run_again_calls"] == {"judge": 12 * 3, "candidate": 12 * 3}
     assert "Sends 6 judge conversation(s) and 0 candidate attempt(s)" in " ".join(carry["estimate"])
     assert result["report"]["logs"] == 4 and result["report"]["checked_median_s"] > 0
+
+
+def test_bench_pages_reads_only_the_samples_of_the_tasks_shown(tmp_path: Path) -> None:
+    from benchmarks.bench_pages import run
+
+    result = run(tmp_path, repeats=1, tasks=22, clip_tasks=8, clip_seconds=3)
+    pages, examples = result["pages"], result["examples"]
+    # 11 tasks, each with 3 attempts in each run: 3 runs for the pages, 4 for the examples
+    assert (pages["task_pages"], pages["samples_read"]) == (11, 11 * 3 * 3)
+    assert (examples["figures"], examples["samples_read"]) == (11, 11 * 4 * 3)
+    for key in ("pages_s", "read_logs_s", "every_sample_s", "media_mb"):
+        assert pages[key] > 0 and examples[key] > 0, key
+    assert result["report_without_pages"]["this_cpu_s"] > 0

@@ -277,6 +277,16 @@ COMMAND_MISTAKES = [
         ("demo-dominos is not a sample of", "did you mean demo-dominoes?"),
     ),
     Mistake(
+        "misspelt task of the report's pages",
+        (HSS_INSPECT, "report", "{log}", "--out", "out", "--pages", "demo-dominos"),
+        ("demo-dominos is not a task of these logs", "did you mean demo-dominoes?"),
+    ),
+    Mistake(
+        "the report's pages without a folder",
+        (HSS_INSPECT, "report", "{log}", "--examples"),
+        ("--examples-tasks write pages beside report.html: give --out DIR",),
+    ),
+    Mistake(
         "misspelt Table 5 name of a log's model",
         (
             HSS_INSPECT,

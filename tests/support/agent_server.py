@@ -8,7 +8,8 @@ it reuses). Models:
   messages. A step is a tool call (with some text beside it) or a plain text reply.
   A question without a script, `[WORDS]` or `[WORDS|AGENT:OTHER]`, gets the text reply
   "My answer is WORDS (MODEL)." (OTHER instead when tools are offered; EMPTY gives an
-  empty reply). Every reply reports 5 output tokens, 3 of them reasoning.
+  empty reply; OUTAGE fails every request, HTTP 503). Every reply reports 5 output
+  tokens, 3 of them reasoning.
 - `judge`: the judge of `scripted_server.py` (grades by PASS / FAIL in the answer).
 - `labeler`: replies with the cause written in the answer as `CAUSE=<id>`; `CAUSE=NONSENSE`
   is never readable, `CAUSE=ONCE-NONSENSE` is readable only when re-asked (then
@@ -158,6 +159,9 @@ class Handler(JsonHandler):
         else:
             message = agent_message(messages, model, bool(body.get("tools")))
         first_turn = json.dumps(messages[:2])
+        if "[OUTAGE]" in first_turn and "judge" not in model and "labeler" not in model:
+            self._fail(503, "scripted provider outage")
+            return
         if any(m.get("role") == "assistant" for m in messages):
             if "[AGENT-BROKEN]" in first_turn:
                 # an outage mid-conversation (the tests run with --max-retries 0)

@@ -121,6 +121,13 @@ def write_log(
                         "media_type": item.media_type,
                         "domain": domain,
                         "subdomain": subdomain,
+                        # the row as the task records it (what the judge was given)
+                        "prompt": f"What happens in {item.task_id}?",
+                        "golden_response": "reference",
+                        "criteria": [
+                            {"id": f"c{i + 1}", "title": f"criterion {i + 1}", "weight": None}
+                            for i in range(_criteria(item))
+                        ],
                     },
                     scores=scores,
                 )
@@ -149,3 +156,8 @@ def write_log(
     )
     write_eval_log(log, str(path))
     return str(path)
+
+
+def _criteria(item: Item) -> int:
+    """As many criteria as the item's attempts have verdicts (one at the least)."""
+    return max([len(t.verdicts or ()) for t in item.tries] + [1])

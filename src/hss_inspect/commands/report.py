@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,6 +96,87 @@ def add_report_arguments(report: argparse.ArgumentParser) -> None:
         "what each run cost (a model it lacks: the cost Inspect recorded, else Inspect's "
         "model database)",
     )
+    add_pages_arguments(report)
+
+
+# ---- the task pages and failure examples beside report.html (`report.pages`) ----------
+
+
+def add_pages_arguments(report: argparse.ArgumentParser) -> None:
+    pages = report.add_argument_group("task pages and failure examples (written with --out)")
+    pages.add_argument(
+        "--pages",
+        nargs="*",
+        metavar="TASK_ID",
+        help="a page for each task named (none named: every task) with the media each run "
+        "was served and every run's answers, verdicts and failure causes",
+    )
+    pages.add_argument(
+        "--examples",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="the failure examples (paper App. E): for each subdomain, the N tasks the most "
+        "runs failed for the same cause [1], as figures in examples.html",
+    )
+    pages.add_argument(
+        "--examples-tasks",
+        nargs="+",
+        default=[],
+        metavar="TASK_ID",
+        help="failure-example figures for the tasks named",
+    )
+    pages.add_argument(
+        "--dataset",
+        default=None,
+        help="rebuild the media from this copy of the release (a hub id or a folder) instead "
+        "of the one each log recorded",
+    )
+    pages.add_argument("--revision", default=None, help="with --dataset: its revision")
+
+
+def write_report_pages(
+    args: argparse.Namespace, boards: list[Board], releases: Sequence[Release], runs: Sequence[Run]
+) -> list[Board]:
+    """The pages the options ask for, written beside report.html: each release's in a folder
+    of its own after the first's (`release_2/`, ...), since a task may differ between
+    releases; each board with the links to its pages (unchanged when none are asked)."""
+    if args.examples < 0:
+        raise InputError(
+            f"--examples {args.examples}: give a number of tasks per subdomain, 1 or more"
+        )
+    if args.pages is None and args.examples == 0 and not args.examples_tasks:
+        return boards  # the pages' modules (the media's among them) are not even loaded
+    from hss_inspect.report.pages import REPORT_PAGE, PagesWanted, write_pages
+
+    tasks = () if args.pages is None else (args.pages or None)
+    wanted = PagesWanted(tasks, args.examples, args.examples_tasks)
+    if args.out is None:
+        raise InputError(
+            "--pages, --examples and --examples-tasks write pages beside report.html: give "
+            "--out DIR"
+        )
+    linked = []
+    for n, (board, release) in enumerate(zip(boards, releases, strict=True)):
+        folder = "" if n == 0 else f"release_{n + 1}/"
+        mine = [run for run in runs if run.log in release.paths]
+        written = write_pages(
+            args.out / folder, release.logs, mine, wanted, args.dataset, args.revision,
+            report=("../" if folder else "") + REPORT_PAGE,
+        )  # fmt: skip
+        print(f"hss-inspect report: wrote {written.line()} to {args.out / folder}",
+              file=sys.stderr)  # fmt: skip
+        for line in written.problems:
+            print(f"hss-inspect report: media not shown: {line}", file=sys.stderr)
+        pages = {t: folder + page for t, page in written.task_pages.items()}
+        examples = folder + written.examples if written.examples else None
+        linked.append(replace(board, task_pages=pages, examples_page=examples))
+    return linked
+
+
+# ---- end of the pages' part -----------------------------------------------------------
 
 
 def add_agreement_arguments(agreement: argparse.ArgumentParser) -> None:
@@ -160,6 +242,7 @@ def _report(args: argparse.Namespace, skipped: list[DamagedLog]) -> int:
     boards = [board_of(release, runs, args.with_paper) for release in releases]
     notes = [release_diff_line(releases[0], later) for later in releases[1:]]
     studies = human_studies(runs)
+    boards = write_report_pages(args, boards, releases, runs)
     outputs: dict[str, Callable[[], str]] = {
         "md": lambda: markdown_report(boards, notes, cost, studies),
         "csv": lambda: csv_report(boards),

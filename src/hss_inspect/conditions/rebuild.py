@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,10 @@ def _rebuild_frames(
             None if max_each is None else int(max_each),
         )
     )
+    # A cache entry holds the frames as data URIs, and their digests as its manifest says:
+    # decoded once here, for the files, and hashed once, from these bytes (a new instance
+    # knows no digests), for the check and the manifest.
+    video = replace(video, jpegs=tuple(video.jpegs))
     compare_frames(video, record, where)
     for stale in out.glob("frame_*.jpg"):
         stale.unlink()
@@ -124,7 +128,8 @@ def _rebuild_frames(
 
 
 def compare_frames(video: SampledVideo, record: dict[str, Any], where: str) -> None:
-    """Raise unless the rebuilt frames are the logged ones: count, times, then each hash."""
+    """Raise unless the rebuilt frames are the logged ones: count, times, then each hash
+    (of `video`'s frames as decoded: not digests a cache entry's manifest gave it)."""
     if len(video.jpegs) != record["frame_count"]:
         raise RebuildError(
             f"{where}: rebuilt {len(video.jpegs)} frames, the log recorded {record['frame_count']}"
@@ -134,7 +139,7 @@ def compare_frames(video: SampledVideo, record: dict[str, Any], where: str) -> N
     logged = record.get("frame_sha256")
     if logged is None:
         return
-    actual = [hashlib.sha256(j).hexdigest() for j in video.jpegs]
+    actual = list(video.frame_sha256)
     differing = [i for i, (a, b) in enumerate(zip(actual, logged, strict=True)) if a != b]
     if differing:
         shown = ", ".join(str(i) for i in differing[:10])

@@ -1,6 +1,6 @@
-"""The paper's tables, sweeps, judge agreement, paired comparisons, failure causes, plots
-and what each run cost, from Inspect logs, in the order a log flows through them (reader,
-records, arithmetic, renderers).
+"""The paper's tables, sweeps, judge agreement, paired comparisons, failure causes, plots,
+what each run cost, and the pages of each task and failure example, from Inspect logs,
+in the order a log flows through them (reader, records, arithmetic, renderers).
 
 - `logs`: the one reader of Inspect logs: headers, sample summaries, never images.
 - `parties`: who made a run's calls (the model, each role), with the tokens each used.
@@ -29,4 +29,12 @@ records, arithmetic, renderers).
 - `register_entry`: the register's entry for HSS (`register/hss/eval.yaml`) with its
   evaluation report.
 - `hub_results`: each model's results in the Hugging Face hub's eval-results format.
+- `task_view`: what a task page shows, from the samples of the tasks shown alone: every
+  run's attempts with answers, verdicts and justifications, causes, errors.
+- `served_media`: the media each attempt was served, rebuilt as files beside the pages.
+- `examples`: the failure examples chosen by rule (App. E): per subdomain, the task the
+  most runs failed for the same cause.
+- `page_render`: the task pages and the example figures as self-contained HTML.
+- `pages`: the task pages and failure examples of one set of runs, written beside
+  `report.html` with their media.
 """

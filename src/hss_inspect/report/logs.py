@@ -24,6 +24,7 @@ from inspect_ai.log import (
     read_eval_log_sample,
     read_eval_log_sample_summaries,
     read_eval_log_samples,
+    read_eval_log_samples_by_id,
 )
 from inspect_ai.model import ModelConfig
 
@@ -263,6 +264,13 @@ def summary_lacks_details(summary: EvalSampleSummary) -> bool:
         if not isinstance(meta.get("answer_usage", {}), dict | None):
             return True
     return False
+
+
+def read_chosen_samples(path: str, chosen: Sequence[tuple[str, int]]) -> list[EvalSample]:
+    """The samples of `chosen` (sample id, epoch) without messages, events or images, and
+    no others: the log's directory read once, the samples read together."""
+    with reading(path):
+        return read_eval_log_samples_by_id(path, chosen, exclude_fields=_HEAVY_FIELDS)
 
 
 def read_samples(path: str) -> Iterator[EvalSample]:

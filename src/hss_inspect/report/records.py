@@ -250,11 +250,18 @@ def _frames(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def cause_of(sample: ScoredSample) -> str | None:
-    """The failure-cause label of the attempt: the score carrying a taxonomy version."""
+    """The failure-cause label of the attempt."""
+    score = label_score(sample)
+    return None if score is None else str((score.metadata or {})["cause"])
+
+
+def label_score(sample: ScoredSample) -> Score | None:
+    """The failure-cause labeller's score of the attempt: the one carrying a taxonomy
+    version and a cause (None: not labelled)."""
     for score in (sample.scores or {}).values():
         metadata = score.metadata or {}
         if "taxonomy_version" in metadata and isinstance(metadata.get("cause"), str):
-            return str(metadata["cause"])
+            return score
     return None
 
 

@@ -14,8 +14,8 @@ import html
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from hss_inspect.core.markdown import html_table, table
@@ -61,6 +61,9 @@ class Board:
     difficulty: Difficulty
     paper: tuple[PublishedRow, ...] = ()
     paper_note: str | None = None
+    # the release's task pages (task id -> page) and failure examples, beside report.html
+    task_pages: dict[str, str] = field(default_factory=dict)
+    examples_page: str | None = None
 
 
 KIND_OF_CONDITION = {"standard": "model", HUMAN_CONDITION: "human"}
@@ -243,10 +246,17 @@ def difficulty_lines(difficulty: Difficulty) -> list[str]:
     return [
         f"Across {difficulty.runs} run(s):",
         "",
-        f"- solved by no run in any attempt: {listed(difficulty.never_solved)}",
-        f"- solved by every run in every attempt: {listed(difficulty.always_solved)}",
-        f"- attempts disagree within a run: {listed(difficulty.attempts_disagree)}",
+        *(f"- {name}: {listed(ids)}" for name, ids in difficulty_lists(difficulty)),
     ]
+
+
+def difficulty_lists(difficulty: Difficulty) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The item difficulty's three lists of task ids, each with its name."""
+    return (
+        ("solved by no run in any attempt", difficulty.never_solved),
+        ("solved by every run in every attempt", difficulty.always_solved),
+        ("attempts disagree within a run", difficulty.attempts_disagree),
+    )
 
 
 # ---- CSV and JSON ---------------------------------------------------------------------
@@ -354,7 +364,8 @@ def html_report(
     cost: dict[str, Any] | None = None,
 ) -> str:
     """One self-contained page, a section per release; `figures` holds each release's
-    plots, a caption to an inline data: URI."""
+    plots, a caption to an inline data: URI. A release's task pages and failure examples,
+    where written, are linked from its section (its item difficulty's ids among them)."""
     plotted = figures or [{} for _ in boards]  # no plots without matplotlib
     sections = "".join(
         _board_html(board, plots) for board, plots in zip(boards, plotted, strict=True)
@@ -379,9 +390,7 @@ def _board_html(board: Board, figures: dict[str, str]) -> str:
     )
     header, body = subdomain_cells(board.rows)
     sub_table = html_table(header, [[html.escape(c) for c in line] for line in body])
-    items = "".join(
-        f"<li>{html.escape(line[2:])}</li>" for line in difficulty_lines(board.difficulty)[2:]
-    )
+    items = difficulty_html(board.difficulty, board.task_pages)
     plots = "".join(
         f'<figure><img alt="{html.escape(caption)}" src="{uri}">'
         f"<figcaption>{html.escape(caption)}</figcaption></figure>"
@@ -400,5 +409,41 @@ def _board_html(board: Board, figures: dict[str, str]) -> str:
         "Rows in italics are the paper's published figures.</p>"
         f"<h2>By subdomain (pass@1, %)</h2>{sub_table}"
         f"<h2>Item difficulty</h2><p>Across {board.difficulty.runs} run(s):</p><ul>{items}</ul>"
+        f"{_pages_html(board.task_pages, board.examples_page)}"
         f"{'<h2>Plots</h2>' + plots if plots else ''}"
     )
+
+
+# ---- links to the task pages and the failure examples (`report.pages`) ----------------
+
+
+def difficulty_html(difficulty: Difficulty, task_pages: Mapping[str, str]) -> str:
+    """The item difficulty's lists as HTML items, each id a link to its task's page when
+    one was written."""
+    return "".join(
+        f"<li>{html.escape(name)}: {len(ids)}"
+        + (": " + ", ".join(_task_link(i, task_pages) for i in ids) if ids else "")
+        + "</li>"
+        for name, ids in difficulty_lists(difficulty)
+    )
+
+
+def _task_link(task_id: str, task_pages: Mapping[str, str]) -> str:
+    page = task_pages.get(task_id)
+    shown = html.escape(task_id)
+    return f'<a href="{html.escape(page, quote=True)}">{shown}</a>' if page else shown
+
+
+def _pages_html(task_pages: Mapping[str, str], examples_page: str | None) -> str:
+    if not task_pages and not examples_page:
+        return ""
+    examples = (
+        f'<p><a href="{html.escape(examples_page, quote=True)}">Failure examples</a>: for each '
+        "subdomain, the task the most runs failed for the same cause, as the paper's App. E "
+        "shows them.</p>"
+        if examples_page
+        else ""
+    )
+    tasks = ", ".join(_task_link(t, task_pages) for t in task_pages)
+    listed = f"<p>Task pages ({len(task_pages)}): {tasks}</p>" if task_pages else ""
+    return f"<h2>Tasks across the runs</h2>{examples}{listed}"
