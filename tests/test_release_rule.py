@@ -288,3 +288,27 @@ def test_a_hub_release_takes_the_hubs_own_hashes_of_its_lfs_media(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     assert release.media_digests(["media/7.png"], lambda path: "never") == {"media/7.png": None}
+
+
+def test_each_releases_task_pages_stand_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A task two releases hold differently gets a page in each; each leaderboard links
+    its own (the later release's pages in a folder of their own)."""
+    fixed = {**BASE, "t2": printed("mt2", "pt2", "FIXED", "lt2")}
+    write_log(tmp_path / "logs" / "a.eval", ITEMS, model="m/a", metadata=metadata(BASE))
+    write_log(
+        tmp_path / "logs" / "b.eval", ITEMS, model="m/b", metadata=metadata(fixed),
+        created="2026-11-30T20:00:00+00:00",
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["report", str(tmp_path / "logs"), "--out", str(out), "--pages", "t2"]) == 0
+    capsys.readouterr()
+    first, second = out / "tasks" / "t2.html", out / "release_2" / "tasks" / "t2.html"
+    assert "m/a" in first.read_text() and "m/b" not in first.read_text()
+    assert "m/b" in second.read_text() and "m/a" not in second.read_text()
+    page = (out / "report.html").read_text()
+    boards = page.split("<h2>Leaderboard (pass@1, %)</h2>")[1:]
+    assert '<a href="tasks/t2.html">t2</a>' in boards[0]
+    assert '<a href="release_2/tasks/t2.html">t2</a>' in boards[1]
+    assert 'href="../../report.html"' in second.read_text()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from hss_inspect.core.errors import InputError
 from hss_inspect.report.examples import choose_examples, named_examples
 from hss_inspect.report.page_render import answer_html, view_link
 from hss_inspect.report.records import AttemptRecord
-from hss_inspect.report.render import html_report
+from hss_inspect.report.render import Board, html_report
 from hss_inspect.report.served_media import differing_settings, served_key, summary_of
 from hss_inspect.report.tables import Difficulty, runs_of
 from hss_inspect.report.task_view import Attempt
@@ -149,10 +150,12 @@ def test_the_view_link_follows_inspects_own_route() -> None:
 
 def test_the_difficulty_lists_link_only_to_pages_written() -> None:
     difficulty = Difficulty(2, ("t<1>",), ("t2",), ())
-    page = html_report([], [], difficulty, {}, task_pages={"t<1>": "tasks/t_1_-ab.html"})
+    board = Board("a release", [], [], difficulty)
+    linked = replace(board, task_pages={"t<1>": "tasks/t_1_-ab.html"})
+    page = html_report([linked], [])
     assert '<a href="tasks/t_1_-ab.html">t&lt;1&gt;</a>' in page
     assert "solved by every run in every attempt: 1: t2</li>" in page
-    plain = html_report([], [], difficulty, {})
+    plain = html_report([board], [])
     assert "<a href" not in plain and "Tasks across the runs" not in plain
 
 
