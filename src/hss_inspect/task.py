@@ -7,7 +7,6 @@ which read tasks from source, see every one of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,10 @@ from hss_inspect.core.settings import (
     MediaSettings,
     ModelErrors,
 )
-from hss_inspect.data.dataset import build_dataset
-from hss_inspect.data.fingerprints import RECORD_KEY, prints_record, rows_digest
+from hss_inspect.data.dataset import Selection, build_dataset, selected
+from hss_inspect.data.fingerprints import RECORD_KEY, prints_record
 from hss_inspect.data.release import Release, fingerprints_of, open_release
-from hss_inspect.data.rows import DatasetSize, TaskRow, dataset_size, select_rows
+from hss_inspect.data.rows import TaskRow
 from hss_inspect.grading.judge import judge_prompts
 from hss_inspect.grading.labeler import failure_cause
 from hss_inspect.grading.scorer import rubric_judge
@@ -293,25 +292,14 @@ def selected_rows(
     return selection(release, media, domains, subdomains).rows
 
 
-@dataclass(frozen=True)
-class Selection:
-    """The rows a run evaluates, the size of the whole dataset they were chosen from (which
-    a report counts the run against), and that dataset's rows digest (`data.fingerprints`)."""
-
-    rows: list[TaskRow]
-    size: DatasetSize
-    rows_digest: str
-
-
 def selection(
     release: Release, media: str, domains: OptionList, subdomains: OptionList
 ) -> Selection:
-    rows = release.read_rows()
+    """The rows a run evaluates, with what it records of the whole dataset."""
     try:
-        chosen = select_rows(rows, media, domains, subdomains)
+        return selected(release, media, domains, subdomains)
     except InputError as exc:  # the task's options are given as -T
         raise InputError(f"-T {exc}") from None
-    return Selection(chosen, dataset_size(rows), rows_digest(rows))
 
 
 def conditioned_solver(

@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser, ContentText
 
+from hss_inspect.core.options import OptionList
+from hss_inspect.data.fingerprints import rows_digest
 from hss_inspect.data.release import Release
-from hss_inspect.data.rows import DatasetError, TaskRow
+from hss_inspect.data.rows import DatasetError, DatasetSize, TaskRow, dataset_size, select_rows
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rows a run evaluates, the size of the whole dataset they were chosen from (which
+    a report counts the run against), and that dataset's rows digest (`data.fingerprints`)."""
+
+    rows: list[TaskRow]
+    size: DatasetSize
+    rows_digest: str
+
+
+def selected(
+    release: Release, media: str, domains: OptionList, subdomains: OptionList
+) -> Selection:
+    rows = release.read_rows()
+    chosen = select_rows(rows, media, domains, subdomains)
+    return Selection(chosen, dataset_size(rows), rows_digest(rows))
 
 
 def row_to_sample(row: TaskRow) -> Sample:
