@@ -274,7 +274,8 @@ def _regraded_samples(log: EvalLog, plan: CarryPlan) -> list[EvalSample]:
     samples = [s for s in log.samples or [] if str(s.id) in chosen]
     if not samples:
         return []
-    before = {id(sample): _model_event_ids(sample) for sample in samples}
+    # the events themselves are kept, so no new event can take a freed one's id
+    before = {id(sample): _model_events(sample) for sample in samples}
     for sample in samples:
         row = plan.rows[str(sample.id)]
         sample.metadata = {**sample.metadata, **row.sample_metadata()}
@@ -283,14 +284,14 @@ def _regraded_samples(log: EvalLog, plan: CarryPlan) -> list[EvalSample]:
     scoring = score_async(graded, _scorers_of(log), action="overwrite", copy=False, display="none")
     asyncio.run(scoring)
     for sample in graded.samples or []:
-        _add_usage(sample, before.get(id(sample), set()))
+        _add_usage(sample, {id(event) for event in before.get(id(sample), [])})
     return [_marked(sample, REGRADED, plan.log) for sample in graded.samples or []]
 
 
-def _model_event_ids(sample: EvalSample) -> set[int]:
+def _model_events(sample: EvalSample) -> list[Any]:
     from inspect_ai.event import ModelEvent
 
-    return {id(e) for e in sample.events if isinstance(e, ModelEvent)}
+    return [e for e in sample.events if isinstance(e, ModelEvent)]
 
 
 def _add_usage(sample: EvalSample, seen: set[int]) -> None:
