@@ -182,6 +182,10 @@ def test_a_carried_log_scores_as_a_fresh_run_of_the_new_release(
     fixed = [s for s in carried.samples or [] if s.id == "t-fix"]
     assert {s.uuid for s in fixed} == {s.uuid for s in old_log.samples or [] if s.id == "t-fix"}
     assert all(s.target == rv.ANSWER and s.scores["rubric_judge"].value["pass"] == 1 for s in fixed)
+    # ... and its usage holds both gradings: the run's and the carry's
+    for sample in fixed:
+        before = old[("t-fix", sample.epoch)].role_usage["grader"]
+        assert sample.role_usage["grader"].output_tokens > before.output_tokens
 
 
 def test_the_estimate_says_what_the_carry_sends(hub: dict[str, Any], old_log: EvalLog) -> None:
