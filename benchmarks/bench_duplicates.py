@@ -23,6 +23,7 @@ of photos and clips, some of them re-encodes, crops or cuts of a reference relea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import os
 import statistics
@@ -33,10 +34,11 @@ from typing import Any
 
 import av
 import numpy as np
+from numpy.typing import NDArray
 from PIL import Image
 
 from benchmarks import all_pairs_match, print_and_keep
-from hss_inspect.construction.media_match import find_matches
+from hss_inspect.construction.media_match import Match, find_matches
 from hss_inspect.construction.text_repeats import (
     CONTAINMENT,
     QUESTION,
@@ -46,9 +48,24 @@ from hss_inspect.construction.text_repeats import (
     containment,
     word_pairs,
 )
-from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of
-from hss_inspect.media.perceptual import CROP_PLACES, CROP_SHARES, SIZE, grayscale, picture_hash
-from tests.support.near_media import crop_share, panning_frames, save, scene, write_clip
+from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of, looks_of
+from hss_inspect.media.perceptual import (
+    CROP_PLACES,
+    CROP_SHARES,
+    SIZE,
+    Hashes,
+    grayscale,
+    picture_hash,
+)
+from tests.support.near_media import (
+    crop_share,
+    panning_frames,
+    sample_photographs,
+    save,
+    scene,
+    shape_picture,
+    write_clip,
+)
 
 PHOTO = (1280, 720)
 CLIP = (640, 360)
@@ -135,15 +152,29 @@ def found_pair(pairs: set[tuple[str, str]], pair: tuple[str, str]) -> bool:
     return pair in pairs or pair[::-1] in pairs
 
 
+# Looks carry a photo's grayscale copy since look format 2; a baseline's may not.
+HAS_THUMB = "thumb" in {field.name for field in dataclasses.fields(Look)}
+THUMB_SHAPE = (96, 128)
+
+
 def random_looks(count: int, kind: str, rng: np.random.Generator, frames: int) -> list[Look]:
-    """Looks shaped as real ones: a photo's whole and crop hashes, a clip's frames."""
+    """Looks shaped as real ones: a photo's whole and crop hashes and its grayscale copy
+    (noise), a clip's frames."""
     rows = 1 + len(CROP_SHARES) * len(CROP_PLACES) ** 2 if kind == "image" else frames
     looks = []
     for n in range(count):
         hashes = rng.standard_normal((rows, SIZE)).astype(np.float32)
         hashes /= np.linalg.norm(hashes, axis=1, keepdims=True)
-        looks.append(Look(kind, hashes, np.ones(rows, np.bool_), f"{kind}-{n}"))
+        thumb = rng.integers(0, 256, THUMB_SHAPE, dtype=np.uint8) if kind == "image" else None
+        looks.append(made_look(kind, hashes, f"{kind}-{n}", thumb))
     return looks
+
+
+def made_look(kind: str, hashes: Hashes, key: str, thumb: NDArray[np.uint8] | None) -> Look:
+    seen = np.ones(len(hashes), np.bool_)
+    if HAS_THUMB and thumb is not None:
+        return Look(kind, hashes, seen, key, thumb)  # type: ignore[call-arg,unused-ignore]
+    return Look(kind, hashes, seen, key)
 
 
 def scale_matching(
@@ -186,9 +217,20 @@ def planted(pool: list[tuple[str, Look]], rng: np.random.Generator) -> list[tupl
             hashes = np.concatenate([hashes, look.hashes[1:]]) if kind == "image" else hashes
             changed = hashes + 0.01 * rng.standard_normal(hashes.shape).astype(np.float32)
             changed /= np.linalg.norm(changed, axis=1, keepdims=True)
-            seen = np.ones(len(changed), np.bool_)
-            copies.append((f"near-{key}", Look(kind, changed, seen, f"near-{key}")))
+            copies.append((f"near-{key}", made_look(kind, changed, f"near-{key}", part(look))))
     return pool + copies
+
+
+def part(look: Look) -> NDArray[np.uint8] | None:
+    """A photo's copy at its crop 4 (hash row 5), the crop a planted photo repeats."""
+    thumb: NDArray[np.uint8] | None = getattr(look, "thumb", None)
+    if look.media_type != "image" or thumb is None:
+        return None
+    height, width = thumb.shape
+    share, top, place = CROP_SHARES[0], 0.0, CROP_PLACES[4]  # crop 4: the first share, top right
+    left, right, bottom = place * (1 - share), place * (1 - share) + share, share
+    rows = slice(round(top * height), round(bottom * height))
+    return thumb[rows, round(left * width) : round(right * width)]
 
 
 def within_pool(sizes: list[int], repeats: int, seconds: float) -> dict[str, Any]:
@@ -271,6 +313,43 @@ def text_hits(texts: list[Text], indexed: bool) -> set[tuple[str, str, str]]:
             if a.field == b.field and containment(pa, pb) >= CONTAINMENT}  # fmt: skip
 
 
+def distinct_pools(root: Path, pictures: int, jobs: int) -> dict[str, Any]:
+    """Pools of pictures no two of which are copies, each matched within itself: generated
+    pictures of eight flat shapes and a caption, and scikit-image's sample pictures. The
+    items marked by the rule (the hashes' claims, each checked where it puts the picture)
+    and by the hashes alone (`all_pairs_match`, the rule before the check), and the time of
+    each matching."""
+    shapes = [save(shape_picture(n), root / "shapes" / f"picture-{n:04d}.png")
+              for n in range(pictures)]  # fmt: skip
+    result: dict[str, Any] = {}
+    for name, files in (("shape_pictures", shapes), ("scikit_image_samples", sample_photographs())):
+        looked = looks_of([(path, "image") for path in files], jobs)
+        looks = [(path.name, lk) for path, lk in zip(files, looked, strict=True)
+                 if isinstance(lk, Look) and not lk.blank]  # fmt: skip
+        started = time.perf_counter()
+        found = find_matches(looks, looks, True)
+        rule = time.perf_counter() - started
+        started = time.perf_counter()
+        proposed = all_pairs_match.all_pairs_matches(looks, looks, True)
+        hashes = time.perf_counter() - started
+        entry = {"pictures": len(files), "compared": len(looks),
+                 "marked_by_rule": marked(found), "marked_by_hashes_alone": marked(proposed),
+                 "marked_share_by_rule": round(marked(found) / max(1, len(looks)), 4),
+                 "marked_share_by_hashes_alone": round(marked(proposed) / max(1, len(looks)), 4),
+                 "rule_s": round(rule, 2), "hashes_alone_s": round(hashes, 2)}  # fmt: skip
+        if name == "scikit_image_samples":
+            entry["pairs_by_rule"] = sorted(f"{m.item} ~ {m.other} ({m.how})" for m in found)
+            entry["pairs_by_hashes_alone"] = sorted(
+                f"{m.item} ~ {m.other} ({m.how}, {m.distance:.3f})" for m in proposed
+            )
+        result[name] = entry
+    return result
+
+
+def marked(found: list[Match]) -> int:
+    return len({m.item for m in found} | {m.other for m in found})
+
+
 def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     images, clips, seconds, repeats = args.images, args.clips, args.seconds, args.repeats
     scale_pool, within_sizes, text_tasks = args.scale_pool, args.within, args.text_tasks
@@ -303,6 +382,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                                   if not found_pair(planted, (a, b))),
         "distances_of_found": {f"{m.item} ~ {m.other}": round(m.distance, 4) for m in found},
     }  # fmt: skip
+    if args.distinct:
+        result["distinct_pools"] = distinct_pools(root, args.distinct, args.jobs)
     if scale_pool:
         result["paper_scale_matching"] = scale_matching(scale_pool, (288, 234), 60.0)
     if within_sizes:
@@ -321,6 +402,8 @@ def main() -> None:
     parser.add_argument("--scale-pool", type=int, default=2_000)
     parser.add_argument("--within", type=int, nargs="*", default=[2_000, 10_000])
     parser.add_argument("--text-tasks", type=int, nargs="*", default=[1_000, 3_466])
+    parser.add_argument("--distinct", type=int, default=2_000, help="shape pictures (0: none)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes for the looks")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HSS_INSPECT_CACHE", tempfile.mkdtemp(prefix="bench-dups-"))

@@ -38,11 +38,19 @@ from hss_inspect.construction.text_repeats import (
     containment,
     word_pairs,
 )
-from hss_inspect.media.fingerprint import LOOK_FPS, Look, look_of
+from hss_inspect.media.fingerprint import LOOK_FORMAT, LOOK_FPS, Look, look_of
 from hss_inspect.media.perceptual import distances
 from tests.support.build_pool import build, task_row, write_tasks
 from tests.support.human_study import served
-from tests.support.near_media import crop_share, panning_frames, save, scene, write_clip
+from tests.support.near_media import (
+    crop_share,
+    panning_frames,
+    sample_photographs,
+    save,
+    scene,
+    shape_picture,
+    write_clip,
+)
 
 FPS, SIZE = 15, (320, 180)
 CUT_START, CUT_SECONDS = 4.3, 3.0
@@ -133,6 +141,60 @@ def test_images_re_encoded_resized_or_cropped_match_and_unrelated_ones_do_not(
     assert pairs == expected and len(pairs) == 9
 
 
+def proposed_by_hashes(looks: dict[str, Look]) -> set[tuple[str, str]]:
+    """The pairs the hashes alone put within a rule's distance, whole to whole or whole to
+    crop (what the guard marked before each claim was checked where it puts the picture)."""
+    names = sorted(looks)
+    wholes = np.stack([looks[n].hashes[0] for n in names])
+    found = set()
+    for m, other in enumerate(names):
+        near = distances(wholes, looks[other].hashes)  # every whole against its whole, crops
+        hit = (near[:, 0] <= PICTURE_DISTANCE) | (near[:, 1:].min(axis=1) <= CROP_DISTANCE)
+        found |= {tuple(sorted((names[n], other))) for n in np.nonzero(hit)[0] if n != m}
+    return found  # type: ignore[return-value]
+
+
+def marked_items(pairs: set[tuple[str, str]]) -> set[str]:
+    return {name for pair in pairs for name in pair}
+
+
+def test_pictures_alike_only_in_their_layout_are_not_marked_though_the_hashes_propose_them(
+    tmp_path: Path,
+) -> None:
+    """400 pictures of eight flat shapes on white with a caption, no two copies of each
+    other: the hashes alone, which read the broad layout, propose many of them (the guard
+    marked 980 of 2,000 such pictures before its claims were checked); the rule marks at
+    most 1%."""
+    looks = {
+        f"p{n}": look_of(save(shape_picture(n), tmp_path / f"p{n}.png"), "image")
+        for n in range(400)
+    }
+    proposed = marked_items(proposed_by_hashes(looks))
+    found = find_matches(list(looks.items()), list(looks.items()), True)
+    marked = marked_items({(m.item, m.other) for m in found})
+    print(f"\nshape pictures marked: {len(marked)} of 400 by the rule, {len(proposed)} by the "
+          "hashes alone")  # fmt: skip
+    assert len(proposed) >= 40  # the hashes alone mark a tenth or more
+    assert len(marked) <= 4
+
+
+def test_none_of_scikit_images_sample_pictures_is_marked_but_the_chessboards_and_the_stereo_pair(
+) -> None:  # fmt: skip
+    """scikit-image's sample pictures (photographs, micrographs, scans, textures, drawings):
+    only the chessboard's two encodings and the motorcycle's stereo pair may match; the
+    hashes alone also propose a colour gradient as a crop of a rocket (the issue's case)."""
+    files = sample_photographs()
+    assert len(files) >= 20, "scikit-image (a test dependency) carries its sample pictures"
+    looks = {path.name: look_of(path, "image") for path in files}
+    found = find_matches(list(looks.items()), list(looks.items()), True)
+    pairs = {tuple(sorted((m.item, m.other))) for m in found}
+    print("\nsample pictures matched:", sorted(pairs))
+    allowed = {("chessboard_GRAY.png", "chessboard_RGB.png"),
+               ("motorcycle_left.png", "motorcycle_right.png")}  # fmt: skip
+    assert pairs <= allowed and ("chessboard_GRAY.png", "chessboard_RGB.png") in pairs
+    assert ("color.png", "rocket.jpg") in proposed_by_hashes(looks)
+
+
 def test_a_clip_re_encoded_or_cut_from_a_longer_one_matches_and_unrelated_clips_do_not(
     tmp_path: Path,
 ) -> None:
@@ -165,8 +227,9 @@ def test_a_clip_re_encoded_or_cut_from_a_longer_one_matches_and_unrelated_clips_
 def test_a_look_is_read_back_from_the_cache_as_it_was_made(tmp_path: Path) -> None:
     path = save(scene(3), tmp_path / "x.png")
     made = look_of(path, "image")
-    entries = list((Path(os.environ["HSS_INSPECT_CACHE"]) / "facts").glob("*.look-1.npz"))
-    assert [e.name for e in entries] == [f"{made.sha256}.look-1.npz"]
+    name = f"look-{LOOK_FORMAT}.npz"
+    entries = list((Path(os.environ["HSS_INSPECT_CACHE"]) / "facts").glob(f"*.{name}"))
+    assert [e.name for e in entries] == [f"{made.sha256}.{name}"]
     again = look_of(path, "image")
     assert np.array_equal(made.hashes, again.hashes) and again.sha256 == made.sha256
     entries[0].write_bytes(b"damaged")  # worked out again, not an error

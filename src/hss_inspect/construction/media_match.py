@@ -1,31 +1,48 @@
 """When two media items are near-duplicates, from their looks (`media.fingerprint`): the
 rules, with their thresholds defined once, here.
 
-- Two images match when their whole pictures are within PICTURE_DISTANCE (a re-encode, a
-  resize), or one's whole picture is within CROP_DISTANCE of a crop of the other's (a
-  crop).
-- Two clips match when a run of one's sampled frames lies within CLIP_DISTANCE, on
-  average, of a run of the other's at the same pace: the same clip re-encoded or resized,
-  or one cut from the other. The run is the shorter clip whole, or at least MIN_RUN_SECONDS
-  of both where they only overlap.
+- Two images match when one's whole picture, as it is or turned a quarter, a half or
+  mirrored, is within PICTURE_DISTANCE of the other's (a re-encode, a resize, a turned
+  or mirrored copy), or within CROP_DISTANCE of a crop of the other's (a crop). The hash
+  only proposes: a match is a claim that the one picture is the other, or lies in it at
+  the crop's box, and it holds only when the two agree there at a finer scale once the
+  box is refined (`media.alignment`, within ALIGNED_DISTANCE). Distinct pictures that
+  share only their broad layout pass the hash and fail the check.
+- Two clips match when a run of one's sampled frames (as they are, or all turned or
+  mirrored alike) lies within CLIP_DISTANCE, on average, of a run of the other's at the
+  same pace: the same clip re-encoded or resized, or one cut from the other. The run is
+  the shorter clip whole, or at least MIN_RUN_SECONDS of both where they only overlap.
 
-The thresholds were set on generated media (tests/test_duplicates.py prints the distances):
-re-encodes, resizes, crops and cuts fall far below them, unrelated items far above.
+The thresholds were set on generated media and photographs (tests/test_duplicates.py
+prints the distances): copies fall far below them, distinct items far above.
+
+Given `Groups`, a pair already in one group is not compared again, so a pool of
+look-alikes costs about one check per item, not one per pair (`construction.groups`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
+from hss_inspect.construction.groups import Groups
+from hss_inspect.media.alignment import aligned_distance
 from hss_inspect.media.fingerprint import LOOK_FPS, Look
-from hss_inspect.media.perceptual import distances
+from hss_inspect.media.perceptual import (
+    MIRRORED,
+    crop_fractions,
+    distances,
+    turned,
+    turned_pixels,
+)
 
 PICTURE_DISTANCE = 0.05
 CROP_DISTANCE = 0.06
+ALIGNED_DISTANCE = 0.05
 CLIP_DISTANCE = 0.05
 MIN_RUN_SECONDS = 3.0
 MIN_RUN_FRAMES = max(1, round(MIN_RUN_SECONDS * LOOK_FPS))
@@ -44,6 +61,10 @@ TABLE_CELLS = 4_000_000
 # A correlation is kept for the exact distance when within this of a rule's threshold: the
 # threshold's own rounding, so the filter never drops a pair the rule would take.
 SLACK = 1e-4
+WHOLE = (0.0, 0.0, 1.0, 1.0)
+# The ways a picture or a clip's frames are tried lying (`perceptual.VARIANTS`).
+TURNS = (0,)
+_CROPS = crop_fractions()
 
 
 @dataclass(frozen=True)
@@ -53,34 +74,61 @@ class Match:
     item: str
     other: str
     distance: float
-    how: str  # "same picture", "crop", "same clip", "cut"
+    how: str  # "same picture", "turned picture", "mirrored picture", "crop", "same clip", "cut"
+
+
+class Claim(NamedTuple):
+    """What the hash proposes of `mine[row]` and `theirs[col]`: the whole picture of one
+    (mine when `mine_whole`), lying the `variant` way, is the other's part at `box`."""
+
+    row: int
+    col: int
+    distance: float
+    how: str
+    mine_whole: bool
+    variant: int
+    box: tuple[float, float, float, float]
 
 
 def picture_match(a: Look, b: Look) -> tuple[float, str] | None:
-    """How near two images are and how they relate, or None when neither rule holds."""
+    """How near two images are and how they relate, or None when no rule holds."""
     if a.blank or b.blank:
         return None
-    found = _image_matches([("a", a)], [("b", b)], same=False)
+    pair = ([("a", a)], [("b", b)])
+    found = _image_matches(*pair, _Checks(*pair, same=False, groups=None))
     return (found[0].distance, found[0].how) if found else None
 
 
-def clip_match(a: Look, b: Look) -> tuple[float, str] | None:
-    """The nearest run of frames the two clips share at the same pace, or None."""
-    found = best_run(a, b)
+def clip_match(a: Look, b: Look, variant: int = 0) -> tuple[float, str] | None:
+    """The nearest run of frames the two clips share at the same pace (`a`'s frames lying
+    the `variant` way), or None."""
+    found = best_run(a, b, variant)
     if found is None or found[0] > CLIP_DISTANCE:
         return None
     distance, length = found
     seen_a, seen_b = int(a.seen.sum()), int(b.seen.sum())
     how = "same clip" if length >= 0.9 * max(seen_a, seen_b) else "cut"
-    return distance, how
+    return distance, _turned_how(how, variant)
 
 
-def best_run(a: Look, b: Look) -> tuple[float, int] | None:
+def _turned_how(how: str, variant: int) -> str:
+    if variant == 0:
+        return how
+    return f"{how}, {'mirrored' if variant in MIRRORED else 'turned'}"
+
+
+def _picture_how(variant: int) -> str:
+    if variant == 0:
+        return "same picture"
+    return "mirrored picture" if variant in MIRRORED else "turned picture"
+
+
+def best_run(a: Look, b: Look, variant: int = 0) -> tuple[float, int] | None:
     """The smallest mean frame distance over a diagonal run (one clip shifted against the
     other), with the run's frame count; runs shorter than the rule's are not counted."""
     if a.blank or b.blank:
         return None
-    table = distances(a.hashes, b.hashes).astype(np.float64)
+    table = distances(turned(a.hashes, variant), b.hashes).astype(np.float64)
     table[~a.seen, :] = np.nan
     table[:, ~b.seen] = np.nan
     shortest = min(MIN_RUN_FRAMES, int(a.seen.sum()), int(b.seen.sum()))
@@ -102,17 +150,25 @@ def of_kind(items: Sequence[tuple[str, Look]], kind: str) -> list[tuple[str, Loo
 
 
 def find_matches(
-    looks: Sequence[tuple[str, Look]], others: Sequence[tuple[str, Look]], same: bool
+    looks: Sequence[tuple[str, Look]],
+    others: Sequence[tuple[str, Look]],
+    same: bool,
+    groups: Groups | None = None,
 ) -> list[Match]:
     """Every near-duplicate of an item of `looks` among `others` (`same`: the two are one
-    list, and each pair is reported once, never an item with itself)."""
-
-    found = _image_matches(of_kind(looks, "image"), of_kind(others, "image"), same)
+    list, and each pair is reported once, never an item with itself). With `groups` (of
+    every key of both), each match joins its two items, and a pair already in one group
+    is skipped: then the matches found are what joined the groups."""
+    images = of_kind(looks, "image"), of_kind(others, "image")
+    found = _image_matches(*images, _Checks(*images, same, groups))
     mine, theirs = of_kind(looks, "video"), of_kind(others, "video")
-    for n, m in clip_candidates([look for _, look in mine], [look for _, look in theirs], same):
-        result = clip_match(mine[n][1], theirs[m][1])
-        if result is not None:
-            found.append(Match(mine[n][0], theirs[m][0], *result))
+    checks = _Checks(mine, theirs, same, groups)
+    for n, m, variant in clip_candidates([lk for _, lk in mine], [lk for _, lk in theirs], same):
+        if checks.open(n, m):
+            result = clip_match(mine[n][1], theirs[m][1], variant)
+            checks.settle(n, m, result is not None)
+            if result is not None:
+                found.append(Match(mine[n][0], theirs[m][0], *result))
     return found
 
 
@@ -121,83 +177,162 @@ def least_correlation(distance: float) -> float:
     return 1 - 2 * distance - SLACK
 
 
+class _Checks:
+    """Which candidate pairs are still worth checking: with groups, pairs in two groups
+    (neither item given up on); without, pairs not matched yet."""
+
+    def __init__(
+        self,
+        mine: Sequence[tuple[str, Look]],
+        theirs: Sequence[tuple[str, Look]],
+        same: bool,
+        groups: Groups | None,
+    ) -> None:
+        self.groups = groups
+        self.same = same
+        self.matched: set[tuple[int, int]] = set()
+        if groups is not None:
+            self.mine = groups.ids([key for key, _ in mine])
+            self.theirs = groups.ids([key for key, _ in theirs])
+
+    def worth(self, rows: NDArray[np.intp], cols: NDArray[np.intp]) -> NDArray[np.bool_]:
+        if self.groups is None:
+            return np.ones(len(rows), np.bool_)
+        return self.groups.worth_checking(self.mine[rows], self.theirs[cols])
+
+    def open(self, row: int, col: int) -> bool:
+        if self.groups is not None:
+            return self.groups.apart(int(self.mine[row]), int(self.theirs[col]))
+        return self._pair(row, col) not in self.matched
+
+    def settle(self, row: int, col: int, held: bool) -> None:
+        if self.groups is None:
+            if held:
+                self.matched.add(self._pair(row, col))
+        elif held:
+            self.groups.join(int(self.mine[row]), int(self.theirs[col]))
+        else:
+            self.groups.failed(int(self.mine[row]), int(self.theirs[col]))
+
+    def _pair(self, row: int, col: int) -> tuple[int, int]:
+        return (min(row, col), max(row, col)) if self.same else (row, col)
+
+
 def _image_matches(
-    mine: Sequence[tuple[str, Look]], theirs: Sequence[tuple[str, Look]], same: bool
+    mine: Sequence[tuple[str, Look]], theirs: Sequence[tuple[str, Look]], checks: _Checks
 ) -> list[Match]:
-    """`picture_match` over every pair, keeping only the pairs near enough to matter: the
-    wholes against the wholes, and each whole against the crops of every look (once when
-    `same`, the one table serving both ways)."""
+    """The claims the hashes make, each checked where it puts the picture: wholes against
+    wholes first (as they are, then turned), then wholes against crops."""
     if not mine or not theirs:
         return []
+    same = checks.same
+    found = []
+    for claim in _claims(mine, theirs, same, checks):
+        if not checks.open(claim.row, claim.col):
+            continue
+        held = _holds(claim, mine[claim.row][1], theirs[claim.col][1])
+        checks.settle(claim.row, claim.col, held)
+        if held:
+            # one list: each pair reported as (earlier, later), whichever is the whole
+            row, col = sorted((claim.row, claim.col)) if same else (claim.row, claim.col)
+            found.append(Match(mine[row][0], theirs[col][0], claim.distance, claim.how))
+    return found
+
+
+def _holds(claim: Claim, mine: Look, theirs: Look) -> bool:
+    """Whether the two pictures agree where the claim puts them (`media.alignment`)."""
+    whole, other = (mine, theirs) if claim.mine_whole else (theirs, mine)
+    pixels = turned_pixels(whole.thumb, claim.variant)
+    # a whole picture claimed to be the other whole is taken as soon as it agrees as it is
+    enough = ALIGNED_DISTANCE if claim.box == WHOLE else 0.0
+    near = aligned_distance(pixels, other.thumb, claim.box, enough)
+    return near <= ALIGNED_DISTANCE
+
+
+def _claims(
+    mine: Sequence[tuple[str, Look]],
+    theirs: Sequence[tuple[str, Look]],
+    same: bool,
+    checks: _Checks,
+) -> Iterator[Claim]:
+    """The pairs the hashes propose, block by block as they are found (each block's pairs
+    in groups already dropped at once)."""
     my_wholes = np.stack([look.hashes[0] for _, look in mine])
     their_wholes = np.stack([look.hashes[0] for _, look in theirs])
-    whole = _near_wholes(my_wholes, their_wholes)
-    cropped = _near_crops(my_wholes, [look for _, look in theirs])
-    # the other way round: their wholes in my crops (the same table when `same`)
-    turned = dict(cropped) if same else _near_crops(their_wholes, [look for _, look in mine])
-    for (row, col), near in turned.items():
-        cropped[(col, row)] = min(near, cropped.get((col, row), near))
-    found = []
-    for row, col in sorted(set(whole) | set(cropped)):
-        if same and col <= row:
-            continue
-        near = whole.get((row, col), 1.0)
-        if near <= PICTURE_DISTANCE:
-            found.append(Match(mine[row][0], theirs[col][0], near, "same picture"))
-        elif cropped.get((row, col), 1.0) <= CROP_DISTANCE:
-            found.append(Match(mine[row][0], theirs[col][0], cropped[(row, col)], "crop"))
-    return found
+    for variant in TURNS:
+        how = _picture_how(variant)
+        turned_wholes = turned(my_wholes, variant)
+        for rows, cols, near in _near_wholes(turned_wholes, their_wholes, same and not variant):
+            keep = checks.worth(rows, cols) & ((rows != cols) if same else True)
+            for row, col, distance in zip(rows[keep], cols[keep], near[keep], strict=True):
+                yield Claim(int(row), int(col), float(distance), how, True, variant, WHOLE)
+    sides = [(True, my_wholes, [lk for _, lk in theirs])]
+    if not same:  # one list: the table of wholes against crops holds both ways
+        sides.append((False, their_wholes, [lk for _, lk in mine]))
+    for mine_whole, wholes, looks in sides:
+        for rows, cols, near, crop in _near_crops(wholes, looks):
+            mine_rows, their_cols = (rows, cols) if mine_whole else (cols, rows)
+            keep = checks.worth(mine_rows, their_cols) & (rows != cols if same else True)
+            for row, col, distance, n in zip(
+                mine_rows[keep], their_cols[keep], near[keep], crop[keep], strict=True
+            ):
+                box = _CROPS[int(n)]
+                yield Claim(int(row), int(col), float(distance), "crop", mine_whole, 0, box)
 
 
-def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32]) -> dict[tuple[int, int], float]:
-    """The distance of each pair of wholes within PICTURE_DISTANCE (by the correlation)."""
-    found: dict[tuple[int, int], float] = {}
+Found = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32]]
+
+
+def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32], later: bool) -> Iterator[Found]:
+    """Each block's pairs of wholes within PICTURE_DISTANCE (by the correlation), with
+    their distances; only (row, col) with col > row when `later`."""
     floor = least_correlation(PICTURE_DISTANCE)
     for start in range(0, len(a), ROW_BLOCK):
-        block = a[start : start + ROW_BLOCK]
-        for row, col in zip(*np.nonzero(block @ b.T >= floor), strict=True):
-            near = float(distances(block[row : row + 1], b[col : col + 1])[0, 0])
-            found[(start + int(row), int(col))] = near
-    return found
+        table = a[start : start + ROW_BLOCK] @ b.T
+        rows, cols = np.nonzero(table >= floor)
+        near = np.clip((1 - table[rows, cols]) / 2, 0, 1).astype(np.float32)
+        rows = rows + start
+        keep = cols > rows if later else np.ones(len(rows), np.bool_)
+        yield rows[keep], cols[keep], near[keep]
 
 
-def _near_crops(wholes: NDArray[np.float32], looks: Sequence[Look]) -> dict[tuple[int, int], float]:
-    """For each whole and look whose nearest crop lies within CROP_DISTANCE: that crop's
-    distance. The correlations are reduced to each look's largest before any distance is
-    taken, so only the few near pairs cost more than a product."""
-    found: dict[tuple[int, int], float] = {}
+def _near_crops(
+    wholes: NDArray[np.float32], looks: Sequence[Look]
+) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32], NDArray[np.intp]]]:
+    """For each block of wholes and looks: each (whole, look) whose nearest crop lies
+    within CROP_DISTANCE, that crop's distance, and which crop it is. Every image's look
+    holds the same crops, so a block's table is reduced per look by a reshape."""
     floor = least_correlation(CROP_DISTANCE)
+    crops = len(_CROPS)
     for first in range(0, len(looks), LOOK_BLOCK):
-        chosen = enumerate(looks[first : first + LOOK_BLOCK], start=first)
-        block = [(n, look.hashes[1:]) for n, look in chosen if len(look.hashes) > 1]
-        if not block:
-            continue
-        crops = np.concatenate([hashes for _, hashes in block])
-        starts = np.cumsum([0] + [len(hashes) for _, hashes in block[:-1]])
+        block = looks[first : first + LOOK_BLOCK]
+        table_crops = np.concatenate([look.hashes[1:] for look in block])
         for start in range(0, len(wholes), ROW_BLOCK):
-            rows = wholes[start : start + ROW_BLOCK]
-            largest = np.maximum.reduceat(rows @ crops.T, starts, axis=1)
-            for row, n in zip(*np.nonzero(largest >= floor), strict=True):
-                col, hashes = block[int(n)]
-                near = float(distances(rows[row : row + 1], hashes).min())
-                found[(start + int(row), col)] = near
-    return found
+            table = (wholes[start : start + ROW_BLOCK] @ table_crops.T).reshape(
+                -1, len(block), crops
+            )
+            largest = table.max(axis=2)
+            rows, cols = np.nonzero(largest >= floor)
+            which = table[rows, cols].argmax(axis=1)
+            near = np.clip((1 - largest[rows, cols]) / 2, 0, 1)
+            yield rows + start, cols + first, near, which
 
 
 def clip_candidates(
     mine: Sequence[Look], theirs: Sequence[Look], same: bool
-) -> list[tuple[int, int]]:
+) -> list[tuple[int, int, int]]:
     """The pairs of clips (indexes into `mine` and `theirs`; the later only, when `same`)
-    worth the full rule: a frame of one within FRAME_CANDIDATE of one of every
-    CANDIDATE_STEP-th frame of the other. Blocks of clips at once, one product each."""
+    worth the full rule, with the way `mine`'s frames lie: a frame of one within
+    FRAME_CANDIDATE of one of every CANDIDATE_STEP-th frame of the other, turned that way.
+    Blocks of clips at once, one product each."""
     if not mine or not theirs:
         return []
     frames = np.concatenate([look.hashes[look.seen] for look in theirs])
     frame_starts = np.cumsum([0] + [int(look.seen.sum()) for look in theirs[:-1]])
     floor = least_correlation(FRAME_CANDIDATE)
-    found = []
+    found: dict[tuple[int, int], int] = {}
     probes_per_clip = max(len(look.hashes) for look in mine) // CANDIDATE_STEP + 1
-    step = max(1, TABLE_CELLS // (probes_per_clip * len(frames)))
+    step = max(1, TABLE_CELLS // (probes_per_clip * len(frames) * len(TURNS)))
     for first in range(0, len(mine), step):
         block = mine[first : first + step]
         probes = [look.hashes[look.seen][::CANDIDATE_STEP] for look in block]
@@ -207,11 +342,13 @@ def clip_candidates(
         if skip >= len(theirs):
             break
         offset = int(frame_starts[skip])
-        table = np.concatenate(probes) @ frames[offset:].T
-        per_frame = np.maximum.reduceat(table, probe_starts, axis=0)
-        per_clip = np.maximum.reduceat(per_frame, frame_starts[skip:] - offset, axis=1)
-        for n, m in zip(*np.nonzero(per_clip >= floor), strict=True):
-            pair = (first + int(n), skip + int(m))
-            if not same or pair[1] > pair[0]:
-                found.append(pair)
-    return found
+        stacked = np.concatenate(probes)
+        for variant in TURNS:
+            table = turned(stacked, variant) @ frames[offset:].T
+            per_frame = np.maximum.reduceat(table, probe_starts, axis=0)
+            per_clip = np.maximum.reduceat(per_frame, frame_starts[skip:] - offset, axis=1)
+            for n, m in zip(*np.nonzero(per_clip >= floor), strict=True):
+                pair = (first + int(n), skip + int(m))
+                if not same or pair[1] > pair[0]:
+                    found.setdefault(pair, variant)
+    return [(n, m, variant) for (n, m), variant in found.items()]
