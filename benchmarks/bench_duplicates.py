@@ -26,7 +26,10 @@ import argparse
 import dataclasses
 import itertools
 import os
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -59,6 +62,7 @@ from hss_inspect.media.perceptual import (
 )
 from tests.support.near_media import (
     crop_share,
+    look_alike,
     panning_frames,
     sample_photographs,
     save,
@@ -336,7 +340,7 @@ def distinct_pools(root: Path, pictures: int, jobs: int) -> dict[str, Any]:
                  "marked_by_rule": marked(found), "marked_by_hashes_alone": marked(proposed),
                  "marked_share_by_rule": round(marked(found) / max(1, len(looks)), 4),
                  "marked_share_by_hashes_alone": round(marked(proposed) / max(1, len(looks)), 4),
-                 "rule_s": round(rule, 2), "hashes_alone_s": round(hashes, 2)}  # fmt: skip
+                 "rule_s": round(rule, 3), "hashes_alone_s": round(hashes, 3)}  # fmt: skip
         if name == "scikit_image_samples":
             entry["pairs_by_rule"] = sorted(f"{m.item} ~ {m.other} ({m.how})" for m in found)
             entry["pairs_by_hashes_alone"] = sorted(
@@ -344,6 +348,45 @@ def distinct_pools(root: Path, pictures: int, jobs: int) -> dict[str, Any]:
             )
         result[name] = entry
     return result
+
+
+def look_alike_build(root: Path, items: int, jobs: int, repeats: int) -> dict[str, Any]:
+    """`hss-inspect build new --against none` on a pool of `items` look-alikes (a flat colour
+    and a caption each, every pair alike to the hashes), cold cache: its wall time, the
+    largest resident memory of its processes and the lines it prints of the groups; then
+    what an author's home reads of the marks for one page of the pool, against reading
+    every item's marks (as every request did before), medians over `repeats`."""
+    from hss_inspect.construction import duplicates, store
+    from hss_inspect.construction.pages import POOL_ROWS
+    from hss_inspect.web.store import rows
+
+    pool = root / "look-alikes"
+    for n in range(items):
+        save(look_alike(n), pool / f"scene-{n:05d}.png")
+    build = root / "look-alikes.sqlite"
+    env = {**os.environ, "HSS_INSPECT_CACHE": str(root / "cache-look-alikes")}
+    command = [sys.executable, "-c", "from hss_inspect.commands.cli import main; main()",
+               "build", "new", str(build), "--pool", str(pool), "--authors", "ann",
+               "--reviewers", "r1,r2,r3", "--against", "none", "--jobs", str(jobs)]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB, the largest child
+    page = [item.item_id for item, _, _ in store.pool_page(build, "all", 0, POOL_ROWS).rows]
+    every = [item.item_id for item, _, _ in store.pool_items(build)]
+    shown = [timed(duplicates.item_notes, build, page) for _ in range(repeats)]
+    whole = [timed(duplicates.item_notes, build, every) for _ in range(repeats)]
+    ((marks,),) = rows(build, "SELECT COUNT(*) FROM duplicates")
+    return {
+        "items": items, "jobs": jobs, "build_new_s": round(wall, 1),
+        "peak_resident_mb": round(peak / 1024) if peak > before else None,
+        "lines": [line for line in done.stdout.splitlines() if "near-duplicates" in line
+                  or "proved no copies" in line],
+        "marks_stored": marks,
+        "home_marks_read_ms": round(1000 * statistics.median(shown), 1),
+        "every_items_marks_read_ms": round(1000 * statistics.median(whole), 1),
+    }  # fmt: skip
 
 
 def marked(found: list[Match]) -> int:
@@ -384,6 +427,8 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     }  # fmt: skip
     if args.distinct:
         result["distinct_pools"] = distinct_pools(root, args.distinct, args.jobs)
+    if args.look_alikes:
+        result["look_alike_pool"] = look_alike_build(root, args.look_alikes, args.jobs, repeats)
     if scale_pool:
         result["paper_scale_matching"] = scale_matching(scale_pool, (288, 234), 60.0)
     if within_sizes:
@@ -403,6 +448,7 @@ def main() -> None:
     parser.add_argument("--within", type=int, nargs="*", default=[2_000, 10_000])
     parser.add_argument("--text-tasks", type=int, nargs="*", default=[1_000, 3_466])
     parser.add_argument("--distinct", type=int, default=2_000, help="shape pictures (0: none)")
+    parser.add_argument("--look-alikes", type=int, default=10_000, help="items (0: none)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the looks")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

@@ -136,7 +136,7 @@ def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Pa
 
     sizes = argparse.Namespace(
         images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, within=[60], text_tasks=[40],
-        distinct=30, jobs=1,
+        distinct=30, look_alikes=40, jobs=1,
     )  # fmt: skip
     result = run(sizes, tmp_path)
     # the indexed matching and text check find what comparing every pair finds
@@ -152,6 +152,9 @@ def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Pa
     assert distinct["shape_pictures"]["rule_s"] > 0
     for entry in distinct.values():
         assert entry["marked_by_rule"] <= entry["marked_by_hashes_alone"]
+    alike = result["look_alike_pool"]
+    assert alike["build_new_s"] > 0 and alike["home_marks_read_ms"] > 0
+    assert any("fall in" in line for line in alike["lines"])
 
 
 def test_bench_completion_wait_times_both_waits_on_the_same_looks(tmp_path: Path) -> None:

@@ -53,7 +53,12 @@ class Groups:
     def worth_checking(self, a: Ids, b: Ids) -> NDArray[np.bool_]:
         """Which pairs (a[k], b[k]) are in two groups, neither side given up on."""
         apart: NDArray[np.bool_] = self.roots(a) != self.roots(b)
-        return apart & (self._failed[a] < MAX_FAILED) & (self._failed[b] < MAX_FAILED)
+        return apart & self.fresh(a) & self.fresh(b)
+
+    def fresh(self, items: Ids) -> NDArray[np.bool_]:
+        """Which items are not given up on."""
+        found: NDArray[np.bool_] = self._failed[items] < MAX_FAILED
+        return found
 
     def apart(self, a: int, b: int) -> bool:
         fresh = self._failed[a] < MAX_FAILED and self._failed[b] < MAX_FAILED

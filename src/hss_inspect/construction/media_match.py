@@ -22,7 +22,8 @@ look-alikes costs about one check per item, not one per pair (`construction.grou
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -52,9 +53,12 @@ FRAME_CANDIDATE = 0.1
 # ... probing one frame in every CANDIDATE_STEP: a run of MIN_RUN_FRAMES holds two.
 CANDIDATE_STEP = max(1, MIN_RUN_FRAMES // 2)
 # Pictures are compared in blocks of this many wholes against this many looks' crops at
-# once: a few MB of correlations, whatever the pool's size.
+# once: a few MB of correlations, whatever the pool's size; wholes against wholes, in
+# blocks of about WHOLE_CELLS pairs (in a pool of look-alikes, every pair is near: each
+# near pair of a block is held in a few arrays at once).
 ROW_BLOCK = 1024
 LOOK_BLOCK = 32
+WHOLE_CELLS = 1_000_000
 # ... and clips in blocks of as many clips as keep a block's table of probe frames against
 # the others' frames within this many correlations (16 MB).
 TABLE_CELLS = 4_000_000
@@ -62,6 +66,9 @@ TABLE_CELLS = 4_000_000
 # threshold's own rounding, so the filter never drops a pair the rule would take.
 SLACK = 1e-4
 WHOLE = (0.0, 0.0, 1.0, 1.0)
+# A block's pairs are checked this many at a time (or a sixteenth of what is left) between
+# two filterings of the rest by their groups.
+CHUNK = 512
 # The ways a picture or a clip's frames are tried lying (`perceptual.VARIANTS`).
 TURNS = (0,)
 _CROPS = crop_fractions()
@@ -74,20 +81,25 @@ class Match:
     item: str
     other: str
     distance: float
-    how: str  # "same picture", "turned picture", "mirrored picture", "crop", "same clip", "cut"
+    how: str  # "same picture", "crop", "same clip", "cut"; "turned picture", "mirrored cut"...
 
 
-class Claim(NamedTuple):
-    """What the hash proposes of `mine[row]` and `theirs[col]`: the whole picture of one
-    (mine when `mine_whole`), lying the `variant` way, is the other's part at `box`."""
+class Proposed(NamedTuple):
+    """A block of claims the hashes make, nearest first: that the whole picture of one of
+    `mine[rows[k]]` and `theirs[cols[k]]` (mine when `mine_whole`), lying the `variant`
+    way, is the other's whole picture (crop -1) or its part at crop `crops[k]`."""
 
-    row: int
-    col: int
-    distance: float
+    rows: NDArray[np.intp]
+    cols: NDArray[np.intp]
+    near: NDArray[np.float32]
+    crops: NDArray[np.intp]
     how: str
     mine_whole: bool
     variant: int
-    box: tuple[float, float, float, float]
+
+    def box(self, k: int) -> tuple[float, float, float, float]:
+        crop = int(self.crops[k])
+        return WHOLE if crop < 0 else _CROPS[crop]
 
 
 def picture_match(a: Look, b: Look) -> tuple[float, str] | None:
@@ -112,15 +124,10 @@ def clip_match(a: Look, b: Look, variant: int = 0) -> tuple[float, str] | None:
 
 
 def _turned_how(how: str, variant: int) -> str:
+    """ "same picture" as it is; "turned picture", "mirrored cut" and the like otherwise."""
     if variant == 0:
         return how
-    return f"{how}, {'mirrored' if variant in MIRRORED else 'turned'}"
-
-
-def _picture_how(variant: int) -> str:
-    if variant == 0:
-        return "same picture"
-    return "mirrored picture" if variant in MIRRORED else "turned picture"
+    return f"{'mirrored' if variant in MIRRORED else 'turned'} {how.removeprefix('same ')}"
 
 
 def best_run(a: Look, b: Look, variant: int = 0) -> tuple[float, int] | None:
@@ -191,6 +198,7 @@ class _Checks:
         self.groups = groups
         self.same = same
         self.matched: set[tuple[int, int]] = set()
+        self.joins = 0
         if groups is not None:
             self.mine = groups.ids([key for key, _ in mine])
             self.theirs = groups.ids([key for key, _ in theirs])
@@ -205,7 +213,41 @@ class _Checks:
             return self.groups.apart(int(self.mine[row]), int(self.theirs[col]))
         return self._pair(row, col) not in self.matched
 
+    def pending(self, rows: NDArray[np.intp], cols: NDArray[np.intp]) -> Iterator[int]:
+        """The places of a block's pairs still open, in order; what is left of the block is
+        filtered again after each share of it in which groups were joined (a pool of
+        look-alikes proposes millions of pairs, which its first joins settle)."""
+        left = np.arange(len(rows))
+        while len(left):
+            share = max(CHUNK, len(left) // 16)
+            chunk, left = left[:share], left[share:]
+            joins = self.joins
+            for k in chunk:
+                if self.open(int(rows[k]), int(cols[k])):
+                    yield int(k)
+            if self.joins != joins and len(left):
+                left = left[self.worth(rows[left], cols[left])]
+
+    def live_rows(
+        self, rows: NDArray[np.intp], cols: NDArray[np.intp], mine_rows: bool
+    ) -> NDArray[np.bool_]:
+        """Which of the wholes `rows` may still pair with one of the looks `cols` (of mine
+        when not `mine_rows`): all but those in the one group every look is in."""
+        if self.groups is None:
+            return np.ones(len(rows), np.bool_)
+        ours, others = (self.mine, self.theirs) if mine_rows else (self.theirs, self.mine)
+        fresh = self.groups.fresh(others[cols])
+        tops = np.unique(self.groups.roots(others[cols][fresh]))
+        alive = self.groups.fresh(ours[rows])
+        if len(tops) == 0:
+            return np.zeros(len(rows), np.bool_)
+        if len(tops) == 1:
+            alive &= self.groups.roots(ours[rows]) != tops[0]
+        return alive
+
     def settle(self, row: int, col: int, held: bool) -> None:
+        if held:
+            self.joins += 1
         if self.groups is None:
             if held:
                 self.matched.add(self._pair(row, col))
@@ -225,59 +267,61 @@ def _image_matches(
     wholes first (as they are, then turned), then wholes against crops."""
     if not mine or not theirs:
         return []
-    same = checks.same
     found = []
-    for claim in _claims(mine, theirs, same, checks):
-        if not checks.open(claim.row, claim.col):
-            continue
-        held = _holds(claim, mine[claim.row][1], theirs[claim.col][1])
-        checks.settle(claim.row, claim.col, held)
-        if held:
-            # one list: each pair reported as (earlier, later), whichever is the whole
-            row, col = sorted((claim.row, claim.col)) if same else (claim.row, claim.col)
-            found.append(Match(mine[row][0], theirs[col][0], claim.distance, claim.how))
+    for block in _proposals(mine, theirs, checks):
+        for k in checks.pending(block.rows, block.cols):
+            row, col = int(block.rows[k]), int(block.cols[k])
+            held = _holds(block, k, mine[row][1], theirs[col][1])
+            checks.settle(row, col, held)
+            if held:
+                # one list: each pair reported as (earlier, later), whichever is the whole
+                row, col = sorted((row, col)) if checks.same else (row, col)
+                found.append(Match(mine[row][0], theirs[col][0], float(block.near[k]), block.how))
     return found
 
 
-def _holds(claim: Claim, mine: Look, theirs: Look) -> bool:
+def _holds(block: Proposed, k: int, mine: Look, theirs: Look) -> bool:
     """Whether the two pictures agree where the claim puts them (`media.alignment`)."""
-    whole, other = (mine, theirs) if claim.mine_whole else (theirs, mine)
-    pixels = turned_pixels(whole.thumb, claim.variant)
-    # a whole picture claimed to be the other whole is taken as soon as it agrees as it is
-    enough = ALIGNED_DISTANCE if claim.box == WHOLE else 0.0
-    near = aligned_distance(pixels, other.thumb, claim.box, enough)
+    whole, other = (mine, theirs) if block.mine_whole else (theirs, mine)
+    pixels = turned_pixels(whole.thumb, block.variant)
+    box = block.box(k)
+    near = aligned_distance(pixels, other.thumb, box, refine=box != WHOLE)
     return near <= ALIGNED_DISTANCE
 
 
-def _claims(
-    mine: Sequence[tuple[str, Look]],
-    theirs: Sequence[tuple[str, Look]],
-    same: bool,
-    checks: _Checks,
-) -> Iterator[Claim]:
-    """The pairs the hashes propose, block by block as they are found (each block's pairs
-    in groups already dropped at once)."""
+def _proposals(
+    mine: Sequence[tuple[str, Look]], theirs: Sequence[tuple[str, Look]], checks: _Checks
+) -> Iterator[Proposed]:
+    """The pairs the hashes propose, block by block as they are found, each block's pairs
+    in groups already dropped at once."""
+    same = checks.same
     my_wholes = np.stack([look.hashes[0] for _, look in mine])
     their_wholes = np.stack([look.hashes[0] for _, look in theirs])
     for variant in TURNS:
-        how = _picture_how(variant)
+        how = _turned_how("same picture", variant)
         turned_wholes = turned(my_wholes, variant)
         for rows, cols, near in _near_wholes(turned_wholes, their_wholes, same and not variant):
-            keep = checks.worth(rows, cols) & ((rows != cols) if same else True)
-            for row, col, distance in zip(rows[keep], cols[keep], near[keep], strict=True):
-                yield Claim(int(row), int(col), float(distance), how, True, variant, WHOLE)
+            keep = _nearest_first(checks.worth(rows, cols) & ((rows != cols) | (not same)), near)
+            wholes = np.full(len(keep), -1, np.intp)
+            yield Proposed(rows[keep], cols[keep], near[keep], wholes, how, True, variant)
     sides = [(True, my_wholes, [lk for _, lk in theirs])]
     if not same:  # one list: the table of wholes against crops holds both ways
         sides.append((False, their_wholes, [lk for _, lk in mine]))
-    for mine_whole, wholes, looks in sides:
-        for rows, cols, near, crop in _near_crops(wholes, looks):
+    for mine_whole, wholes_, looks in sides:
+        live = functools.partial(checks.live_rows, mine_rows=mine_whole)
+        for rows, cols, near, crop in _near_crops(wholes_, looks, live):
             mine_rows, their_cols = (rows, cols) if mine_whole else (cols, rows)
-            keep = checks.worth(mine_rows, their_cols) & (rows != cols if same else True)
-            for row, col, distance, n in zip(
-                mine_rows[keep], their_cols[keep], near[keep], crop[keep], strict=True
-            ):
-                box = _CROPS[int(n)]
-                yield Claim(int(row), int(col), float(distance), "crop", mine_whole, 0, box)
+            worth = checks.worth(mine_rows, their_cols) & ((rows != cols) | (not same))
+            keep = _nearest_first(worth, near)
+            yield Proposed(mine_rows[keep], their_cols[keep], near[keep], crop[keep], "crop",
+                           mine_whole, 0)  # fmt: skip
+
+
+def _nearest_first(keep: NDArray[np.bool_], near: NDArray[np.float32]) -> NDArray[np.intp]:
+    """The places kept, the nearest pair first: the likeliest to hold, and once it has, its
+    group's other pairs are skipped."""
+    kept = np.nonzero(keep)[0]
+    return kept[np.argsort(near[kept], kind="stable")]
 
 
 Found = tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32]]
@@ -287,8 +331,9 @@ def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32], later: bool) ->
     """Each block's pairs of wholes within PICTURE_DISTANCE (by the correlation), with
     their distances; only (row, col) with col > row when `later`."""
     floor = least_correlation(PICTURE_DISTANCE)
-    for start in range(0, len(a), ROW_BLOCK):
-        table = a[start : start + ROW_BLOCK] @ b.T
+    rows_at_once = max(1, WHOLE_CELLS // len(b))
+    for start in range(0, len(a), rows_at_once):
+        table = a[start : start + rows_at_once] @ b.T
         rows, cols = np.nonzero(table >= floor)
         near = np.clip((1 - table[rows, cols]) / 2, 0, 1).astype(np.float32)
         rows = rows + start
@@ -297,25 +342,31 @@ def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32], later: bool) ->
 
 
 def _near_crops(
-    wholes: NDArray[np.float32], looks: Sequence[Look]
+    wholes: NDArray[np.float32],
+    looks: Sequence[Look],
+    live: Callable[[NDArray[np.intp], NDArray[np.intp]], NDArray[np.bool_]],
 ) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32], NDArray[np.intp]]]:
     """For each block of wholes and looks: each (whole, look) whose nearest crop lies
     within CROP_DISTANCE, that crop's distance, and which crop it is. Every image's look
-    holds the same crops, so a block's table is reduced per look by a reshape."""
+    holds the same crops, so a block's table is reduced per look by a reshape. Only the
+    wholes `live` keeps for the block's looks are compared (none in their one group)."""
     floor = least_correlation(CROP_DISTANCE)
     crops = len(_CROPS)
     for first in range(0, len(looks), LOOK_BLOCK):
         block = looks[first : first + LOOK_BLOCK]
+        cols = np.arange(first, first + len(block))
         table_crops = np.concatenate([look.hashes[1:] for look in block])
         for start in range(0, len(wholes), ROW_BLOCK):
-            table = (wholes[start : start + ROW_BLOCK] @ table_crops.T).reshape(
-                -1, len(block), crops
-            )
+            rows = np.arange(start, min(start + ROW_BLOCK, len(wholes)))
+            rows = rows[live(rows, cols)]
+            if not len(rows):
+                continue
+            table = (wholes[rows] @ table_crops.T).reshape(len(rows), len(block), crops)
             largest = table.max(axis=2)
-            rows, cols = np.nonzero(largest >= floor)
-            which = table[rows, cols].argmax(axis=1)
-            near = np.clip((1 - largest[rows, cols]) / 2, 0, 1)
-            yield rows + start, cols + first, near, which
+            near_rows, near_cols = np.nonzero(largest >= floor)
+            which = table[near_rows, near_cols].argmax(axis=1)
+            near = np.clip((1 - largest[near_rows, near_cols]) / 2, 0, 1)
+            yield rows[near_rows], near_cols + first, near, which
 
 
 def clip_candidates(

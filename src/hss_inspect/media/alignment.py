@@ -113,12 +113,12 @@ def _scales(whole: Floats, box_side: float) -> dict[str, tuple[int, int, bool]]:
     return {"hash": (32, 8, True), "half": (n, n * 3 // 16, False), "fine": (n, n * 3 // 8, False)}
 
 
-def aligned_distance(whole: Pixels, other: Pixels, box: Box, enough: float = 0.0) -> float:
-    """How far `whole` is from the part of `other` at `box` once the box is refined:
-    (1 - r) / 2 of their weighted frequencies, 0 the same (see the module's docstring).
-    With `enough`, a distance within it at the box as given is taken at once (a claim
-    about the whole picture, no box to refine); anything above GIVE_UP means no copy,
-    whatever its value."""
+def aligned_distance(whole: Pixels, other: Pixels, box: Box, refine: bool = True) -> float:
+    """How far `whole` is from the part of `other` at `box`, once the box is refined
+    (unless not to `refine`: a claim that one whole picture is the other, re-encoded or
+    resized, has no box to find): (1 - r) / 2 of their weighted frequencies, 0 the same
+    (see the module's docstring); anything above GIVE_UP means no copy, whatever its
+    value."""
     a, b = whole.astype(np.float32), other.astype(np.float32)
     height, width = b.shape
     x, w = (box[0] + box[2]) / 2 * width, (box[2] - box[0]) * width
@@ -132,9 +132,8 @@ def aligned_distance(whole: Pixels, other: Pixels, box: Box, enough: float = 0.0
         found: Floats = _signatures(_frequencies(a, *whole_spans, n, low), plain)[0, 0]
         return found
 
-    fine = _fine_distance(b, (x, w, y, h), scales["fine"], mine("fine")) if enough else 1.0
-    if fine <= enough:
-        return fine
+    if not refine:
+        return _fine_distance(b, (x, w, y, h), scales["fine"], mine("fine"))
     for step, scale in LEVELS:
         n, low, plain = scales[scale]
         for _ in range(MOVES):
@@ -147,7 +146,7 @@ def aligned_distance(whole: Pixels, other: Pixels, box: Box, enough: float = 0.0
                 break
         if step != LEVELS[-1][0] and _half_distance(b, (x, w, y, h), scales, mine) > GIVE_UP:
             return 1.0
-    return min(fine, _fine_distance(b, (x, w, y, h), scales["fine"], mine("fine")))
+    return _fine_distance(b, (x, w, y, h), scales["fine"], mine("fine"))
 
 
 def _half_distance(

@@ -19,6 +19,8 @@ the copy lets a candidate be checked where it claims to lie (`media.alignment`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
@@ -39,7 +41,7 @@ STORED_SCALE = 127
 # busy picture keeps its place as a row of zeros, which nothing is near).
 BLANK_CONTRAST = 4.0
 # Work on a copy no larger than this: the hash reads only the coarsest structure.
-WORKING_SIDE = 256
+WORKING_SIDE = 128
 # The grayscale copy a picture keeps, to check a match at a finer scale than the hash.
 THUMB_SIDE = 128
 # The 8 ways a picture can lie: bit 1 mirrors left-right, bit 2 upside-down, bit 4
@@ -79,14 +81,18 @@ def thumbnail(gray: Image.Image) -> NDArray[np.uint8]:
 
 def picture_hash(gray: Image.Image) -> Hashes | None:
     """The hash of a grayscale picture, a unit vector of SIZE numbers; None when blank."""
-    pixels = np.asarray(gray.resize((HASH_SIDE, HASH_SIDE), Image.Resampling.BOX), np.float64)
-    if pixels.std() < BLANK_CONTRAST:
-        return None
-    values = (_DCT @ pixels @ _DCT.T).ravel()[1:]
-    norm = float(np.linalg.norm(values))
-    if norm == 0:
-        return None
-    return np.asarray(values / norm, np.float32)
+    (found,) = _hashes([gray.resize((HASH_SIDE, HASH_SIDE), Image.Resampling.BOX)])
+    return found if found.any() else None
+
+
+def _hashes(downscaled: Sequence[Image.Image]) -> Hashes:
+    """The hashes of pictures downscaled to HASH_SIDE, at once: a row of zeros for a blank
+    one."""
+    pixels = np.stack([np.asarray(small, np.float64) for small in downscaled])
+    values = (_DCT @ pixels @ _DCT.T).reshape(len(pixels), -1)[:, 1:]
+    norms = np.linalg.norm(values, axis=1, keepdims=True)
+    busy = (pixels.std(axis=(1, 2)) >= BLANK_CONTRAST)[:, None] & (norms > 0)
+    return np.where(busy, values / np.where(norms == 0, 1, norms), 0).astype(np.float32)
 
 
 def crop_fractions() -> list[tuple[float, float, float, float]]:
@@ -114,14 +120,10 @@ def picture_hashes(gray: Image.Image) -> Hashes:
     """The hash of the whole grayscale picture (row 0), then of each of its crops, in the
     order of `crop_fractions` (a blank crop a row of zeros); no rows when the picture is
     blank (crops of a blank picture's one busy corner are not its likeness)."""
-    whole = picture_hash(gray)
-    if whole is None:
-        return np.zeros((0, SIZE), np.float32)
-    rows = [whole]
-    for box in crop_boxes(gray.width, gray.height):
-        found = picture_hash(gray.crop(box))
-        rows.append(np.zeros(SIZE, np.float32) if found is None else found)
-    return np.stack(rows)
+    side, box_filter = (HASH_SIDE, HASH_SIDE), Image.Resampling.BOX
+    boxes = [(0, 0, gray.width, gray.height), *crop_boxes(gray.width, gray.height)]
+    found = _hashes([gray.resize(side, box_filter, box=box) for box in boxes])
+    return found if found[0].any() else np.zeros((0, SIZE), np.float32)
 
 
 def _variant_maps() -> tuple[NDArray[np.intp], NDArray[np.float32]]:
