@@ -10,21 +10,33 @@ of photos and clips, some of them re-encodes, crops or cuts of a reference relea
    which need no decoding: a pool of half photos and half 60 s clips against 522 items
    (288 photos and 234 clips), and a pool of 9 photos in 10 and 20 s clips within itself,
    at 2,000 items side by side with the old all-pairs path (`benchmarks.all_pairs_match`,
-   ratio of medians, the same pairs found) and at 10,000 items. And a build's texts
+   ratio of medians, the same pairs found) and at 10,000 items, each size with the 8 ways a
+   picture or clip can lie and with the first alone (the cost of catching turned and
+   mirrored copies), and with `--baseline REV` beside REV's package. And a build's texts
    checked for near repeats (`construction.text_repeats`), at 1,000 tasks against
    comparing every pair, and at the paper's 3,466.
 3. That the planted near-duplicates are all found and nothing else.
+4. Pools of distinct pictures (`--distinct` generated pictures of eight flat shapes and a
+   caption, and scikit-image's sample pictures): the share marked by the rule, and by the
+   hashes alone (the rule before its claims were checked), and the time of each.
+5. A pool of look-alikes (`--look-alikes` pictures of a flat colour and a caption, every
+   pair near to the hashes): `hss-inspect build new` on it, cold cache, its wall time,
+   peak memory and the lines on its groups; then the marks an author's home reads for one
+   page of the pool, against reading every item's.
 
     python -m benchmarks.bench_duplicates [--images 30] [--clips 9] [--seconds 20]
         [--repeats 3] [--scale-pool 2000] [--within 2000 10000] [--text-tasks 1000 3466]
-        [--json benchmarks/results_duplicates.json]
+        [--distinct 2000] [--look-alikes 10000] [--jobs 2] [--baseline REV]
+        [--only within] [--json benchmarks/results_duplicates.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import resource
 import statistics
@@ -32,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +54,7 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from benchmarks import all_pairs_match, print_and_keep
+from hss_inspect.construction import media_match
 from hss_inspect.construction.media_match import Match, find_matches
 from hss_inspect.construction.text_repeats import (
     CONTAINMENT,
@@ -248,9 +262,18 @@ def within_pool(sizes: list[int], repeats: int, seconds: float) -> dict[str, Any
         rng = np.random.default_rng(size)
         pool = planted(random_pool(size, 0.9, frames, rng), rng)
         result.setdefault("pairs_found", {})[str(size)] = len(find_matches(pool, pool, True))
-        # repeated at the first size only: the larger take minutes on a shared machine
-        new = [timed(find_matches, pool, pool, True) for _ in range(repeats if n == 0 else 1)]
+        # repeated at the first size only: the larger take minutes on a shared machine; with
+        # the 8 ways a picture or clip can lie and with the first alone, in turn
+        new, unturned = [], []
+        for _ in range(repeats if n == 0 else 1):
+            new.append(timed(find_matches, pool, pool, True))
+            with turns_as_they_are():
+                unturned.append(timed(find_matches, pool, pool, True))
         entry = {"new_median_s": round(statistics.median(new), 2)}
+        if hasattr(media_match, "TURNS"):
+            plain = statistics.median(unturned)
+            entry["without_turns_median_s"] = round(plain, 2)
+            entry["turns_vs_without"] = round(statistics.median(new) / plain, 3)
         if n == 0:
             old = [
                 timed(all_pairs_match.all_pairs_matches, pool, pool, True) for _ in range(repeats)
@@ -266,6 +289,20 @@ def within_pool(sizes: list[int], repeats: int, seconds: float) -> dict[str, Any
             entry["old_extrapolated_s"] = round(base[1] * (size / base[0]) ** 2)
         result[str(size)] = entry
     return result
+
+
+@contextlib.contextmanager
+def turns_as_they_are() -> Iterator[None]:
+    """The matching trying pictures and clips only as they lie (as before turns were
+    caught); nothing for a package without turns."""
+    kept = getattr(media_match, "TURNS", None)
+    if kept is not None:
+        media_match.TURNS = (0,)  # type: ignore[attr-defined,unused-ignore]
+    try:
+        yield
+    finally:
+        if kept is not None:
+            media_match.TURNS = kept  # type: ignore[attr-defined,unused-ignore]
 
 
 def text_repeats(sizes: list[int], repeats: int) -> dict[str, Any]:
@@ -450,12 +487,41 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=2_000, help="shape pictures (0: none)")
     parser.add_argument("--look-alikes", type=int, default=10_000, help="items (0: none)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the looks")
+    parser.add_argument("--only", choices=["within"], help="the within-pool matching alone")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also the within-pool matching of this commit's package")  # fmt: skip
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("HSS_INSPECT_CACHE", tempfile.mkdtemp(prefix="bench-dups-"))
     with tempfile.TemporaryDirectory() as root:
-        result = run(args, Path(root))
+        if args.only == "within":
+            result = {"within_pool": within_pool(args.within, args.repeats, 20.0)}
+        else:
+            result = run(args, Path(root))
+        if args.baseline:
+            result["within_pool_baseline"] = baseline_within(args, Path(root))
+            result["within_pool_vs_baseline"] = {
+                size: round(entry["new_median_s"] / result["within_pool_baseline"][size]
+                            ["new_median_s"], 3)
+                for size, entry in result["within_pool"].items() if size.isdigit()
+            }  # fmt: skip
     print_and_keep(result, args.json)
+
+
+def baseline_within(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """The within-pool matching of the baseline's package, run as this script with its
+    `src/` first on the path (`bench_full_shape.baseline_env`), on the same random pools."""
+    from benchmarks.bench_full_shape import baseline_env
+
+    env = baseline_env(work, args.baseline, dict(os.environ))
+    out = work / "baseline-within.json"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_duplicates", "--only", "within", "--within",
+         *map(str, args.within), "--repeats", str(args.repeats), "--json", str(out)],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    found: dict[str, Any] = json.loads(out.read_text())["within_pool"]
+    return found
 
 
 if __name__ == "__main__":

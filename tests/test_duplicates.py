@@ -48,7 +48,7 @@ from hss_inspect.construction.text_repeats import (
     word_pairs,
 )
 from hss_inspect.media.fingerprint import LOOK_FORMAT, LOOK_FPS, Look, look_of
-from hss_inspect.media.perceptual import distances
+from hss_inspect.media.perceptual import VARIANTS, distances
 from tests.support.build_pool import build, task_row, write_tasks
 from tests.support.human_study import served
 from tests.support.near_media import (
@@ -232,6 +232,65 @@ def test_a_clip_re_encoded_or_cut_from_a_longer_one_matches_and_unrelated_clips_
     print("clip misses:", [(x, y, round(r[0], 3)) for x, y, r in misses if r])
     assert all(r is not None and r[0] > 2 * CLIP_DISTANCE for _, _, r in misses)
     assert MIN_RUN_FRAMES == 6
+
+
+# The 7 other ways a picture can lie, as Pillow turns it, each a turn or a mirror image.
+TURNED = {
+    Image.Transpose.ROTATE_90: "turned picture",
+    Image.Transpose.ROTATE_180: "turned picture",
+    Image.Transpose.ROTATE_270: "turned picture",
+    Image.Transpose.FLIP_LEFT_RIGHT: "mirrored picture",
+    Image.Transpose.FLIP_TOP_BOTTOM: "mirrored picture",
+    Image.Transpose.TRANSPOSE: "mirrored picture",
+    Image.Transpose.TRANSVERSE: "mirrored picture",
+}
+
+
+def test_a_picture_turned_or_mirrored_matches_and_a_turned_stranger_does_not(
+    tmp_path: Path,
+) -> None:
+    """Each quarter-turn and mirror image of a picture, re-encoded at another size (a
+    phone's sideways photo, a flipped upload), matches it either way round, as what it is;
+    other scenes, turned, do not. The turned hashes are the whole hash's numbers moved and
+    signed: the same as hashing the turned picture."""
+    a = scene(1)
+    look = look_of(save(a, tmp_path / "a.png"), "image")
+    for n, (turn, how) in enumerate(TURNED.items()):
+        copy = a.transpose(turn)
+        copy = copy.resize((copy.width * 5 // 6, copy.height * 5 // 6))
+        turned_look = look_of(save(copy, tmp_path / f"t{n}.jpg", quality=60), "image")
+        found = picture_match(look, turned_look)
+        assert found is not None and found[1] == how, (turn, found)
+        back = picture_match(turned_look, look)
+        assert back is not None and back[1] == how, (turn, back)
+        print(f"{turn.name}: {found}")
+        stranger = look_of(save(scene(20 + n).transpose(turn), tmp_path / f"s{n}.png"), "image")
+        assert picture_match(look, stranger) is None
+    assert len(set(TURNED)) == VARIANTS - 1
+
+
+def test_a_clip_turned_or_mirrored_matches_as_what_it_is(tmp_path: Path) -> None:
+    """A clip whose every frame is turned a quarter (a phone held sideways), or mirrored,
+    re-encoded: the same clip, turned or mirrored; a cut of a mirrored copy, a cut."""
+    frames = panning_frames(7, 8.0, FPS, SIZE)
+    plain = look_of(write_clip(tmp_path / "plain.mp4", frames, FPS), "video")
+    turned_frames = [np.ascontiguousarray(np.rot90(f)) for f in frames]
+    mirrored_frames = [np.ascontiguousarray(f[:, ::-1]) for f in frames]
+    turned_clip = look_of(write_clip(tmp_path / "turned.mp4", turned_frames, FPS), "video")
+    mirrored = look_of(write_clip(tmp_path / "mirrored.webm", mirrored_frames, FPS,
+                                  "libvpx-vp9", (240, 136)), "video")  # fmt: skip
+    cut = mirrored_frames[round(2.0 * FPS) : round(5.5 * FPS)]
+    mirrored_cut = look_of(write_clip(tmp_path / "cut.mp4", cut, FPS), "video")
+    other = look_of(write_clip(tmp_path / "o.mp4", panning_frames(9, 8.0, FPS, SIZE), FPS), "video")
+    keyed = [("plain", plain), ("turned", turned_clip), ("mirrored", mirrored),
+             ("mirrored-cut", mirrored_cut), ("other", other)]  # fmt: skip
+    found = {(m.item, m.other): m.how for m in find_matches(keyed, keyed, True)}
+    print("\nturned clips:", found)
+    assert found[("plain", "turned")] == "turned clip"
+    assert found[("plain", "mirrored")] == "mirrored clip"
+    assert found[("plain", "mirrored-cut")] == "mirrored cut"
+    assert found[("mirrored", "mirrored-cut")] == "cut"
+    assert not [pair for pair in found if "other" in pair]
 
 
 def test_a_look_is_read_back_from_the_cache_as_it_was_made(tmp_path: Path) -> None:

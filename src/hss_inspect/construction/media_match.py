@@ -35,6 +35,8 @@ from hss_inspect.media.alignment import aligned_distance
 from hss_inspect.media.fingerprint import LOOK_FPS, Look
 from hss_inspect.media.perceptual import (
     MIRRORED,
+    VARIANTS,
+    Hashes,
     crop_fractions,
     distances,
     turned,
@@ -69,8 +71,10 @@ WHOLE = (0.0, 0.0, 1.0, 1.0)
 # A block's pairs are checked this many at a time (or a sixteenth of what is left) between
 # two filterings of the rest by their groups.
 CHUNK = 512
-# The ways a picture or a clip's frames are tried lying (`perceptual.VARIANTS`).
-TURNS = (0,)
+# The ways a picture or a clip's frames are tried lying (`perceptual.VARIANTS`): as they
+# are, turned a quarter, a half or three quarters, and mirrored each way. A picture's 8
+# are its hash's numbers moved and signed; a crop is looked for as it lies only.
+TURNS = tuple(range(VARIANTS))
 _CROPS = crop_fractions()
 
 
@@ -300,7 +304,9 @@ def _proposals(
     for variant in TURNS:
         how = _turned_how("same picture", variant)
         turned_wholes = turned(my_wholes, variant)
-        for rows, cols, near in _near_wholes(turned_wholes, their_wholes, same and not variant):
+        # one list: a pair turned one way is the pair the other way round turned back, so
+        # each way's later pairs alone cover them all
+        for rows, cols, near in _near_wholes(turned_wholes, their_wholes, same):
             keep = _nearest_first(checks.worth(rows, cols) & ((rows != cols) | (not same)), near)
             wholes = np.full(len(keep), -1, np.intp)
             yield Proposed(rows[keep], cols[keep], near[keep], wholes, how, True, variant)
@@ -333,10 +339,11 @@ def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32], later: bool) ->
     floor = least_correlation(PICTURE_DISTANCE)
     rows_at_once = max(1, WHOLE_CELLS // len(b))
     for start in range(0, len(a), rows_at_once):
-        table = a[start : start + rows_at_once] @ b.T
+        first = start if later else 0  # the columns that can hold a later pair
+        table = a[start : start + rows_at_once] @ b[first:].T
         rows, cols = np.nonzero(table >= floor)
         near = np.clip((1 - table[rows, cols]) / 2, 0, 1).astype(np.float32)
-        rows = rows + start
+        rows, cols = rows + start, cols + first
         keep = cols > rows if later else np.ones(len(rows), np.bool_)
         yield rows[keep], cols[keep], near[keep]
 
@@ -348,7 +355,7 @@ def _near_crops(
 ) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float32], NDArray[np.intp]]]:
     """For each block of wholes and looks: each (whole, look) whose nearest crop lies
     within CROP_DISTANCE, that crop's distance, and which crop it is. Every image's look
-    holds the same crops, so a block's table is reduced per look by a reshape. Only the
+    holds the same crops, so each look's are a fixed stretch of a block's table. Only the
     wholes `live` keeps for the block's looks are compared (none in their one group)."""
     floor = least_correlation(CROP_DISTANCE)
     crops = len(_CROPS)
@@ -356,16 +363,18 @@ def _near_crops(
         block = looks[first : first + LOOK_BLOCK]
         cols = np.arange(first, first + len(block))
         table_crops = np.concatenate([look.hashes[1:] for look in block])
+        starts = np.arange(0, len(table_crops), crops)
         for start in range(0, len(wholes), ROW_BLOCK):
             rows = np.arange(start, min(start + ROW_BLOCK, len(wholes)))
             rows = rows[live(rows, cols)]
             if not len(rows):
                 continue
-            table = (wholes[rows] @ table_crops.T).reshape(len(rows), len(block), crops)
-            largest = table.max(axis=2)
+            table = wholes[rows] @ table_crops.T
+            largest = np.maximum.reduceat(table, starts, axis=1)
             near_rows, near_cols = np.nonzero(largest >= floor)
-            which = table[near_rows, near_cols].argmax(axis=1)
-            near = np.clip((1 - largest[near_rows, near_cols]) / 2, 0, 1)
+            near_crops = table.reshape(len(rows), len(block), crops)[near_rows, near_cols]
+            which: NDArray[np.intp] = near_crops.argmax(axis=1)
+            near = np.clip((1 - largest[near_rows, near_cols]) / 2, 0, 1).astype(np.float32)
             yield rows[near_rows], near_cols + first, near, which
 
 
@@ -374,32 +383,51 @@ def clip_candidates(
 ) -> list[tuple[int, int, int]]:
     """The pairs of clips (indexes into `mine` and `theirs`; the later only, when `same`)
     worth the full rule, with the way `mine`'s frames lie: a frame of one within
-    FRAME_CANDIDATE of one of every CANDIDATE_STEP-th frame of the other, turned that way.
-    Blocks of clips at once, one product each."""
+    FRAME_CANDIDATE of one of every CANDIDATE_STEP-th frame of the other as it lies, or of
+    every MIN_RUN_FRAMES-th turned or mirrored (one in every run the rule counts). Blocks
+    of clips at once, one product each."""
     if not mine or not theirs:
         return []
     frames = np.concatenate([look.hashes[look.seen] for look in theirs])
     frame_starts = np.cumsum([0] + [int(look.seen.sum()) for look in theirs[:-1]])
-    floor = least_correlation(FRAME_CANDIDATE)
     found: dict[tuple[int, int], int] = {}
-    probes_per_clip = max(len(look.hashes) for look in mine) // CANDIDATE_STEP + 1
-    step = max(1, TABLE_CELLS // (probes_per_clip * len(frames) * len(TURNS)))
+    most = max(len(look.hashes) for look in mine)
+    probes_per_clip = most // CANDIDATE_STEP + (len(TURNS) - 1) * (most // MIN_RUN_FRAMES) + 2
+    step = max(1, TABLE_CELLS // (probes_per_clip * len(frames)))
     for first in range(0, len(mine), step):
-        block = mine[first : first + step]
-        probes = [look.hashes[look.seen][::CANDIDATE_STEP] for look in block]
-        probe_starts = np.cumsum([0] + [len(rows) for rows in probes[:-1]])
         # from the block's first clip on, when `same`: earlier clips were paired already
         skip = first + 1 if same else 0
         if skip >= len(theirs):
             break
-        offset = int(frame_starts[skip])
-        stacked = np.concatenate(probes)
-        for variant in TURNS:
-            table = turned(stacked, variant) @ frames[offset:].T
-            per_frame = np.maximum.reduceat(table, probe_starts, axis=0)
-            per_clip = np.maximum.reduceat(per_frame, frame_starts[skip:] - offset, axis=1)
-            for n, m in zip(*np.nonzero(per_clip >= floor), strict=True):
+        block = mine[first : first + step]
+        theirs_frames = frames[int(frame_starts[skip]) :]
+        clip_starts = frame_starts[skip:] - frame_starts[skip]
+        for variants, every in (((0,), CANDIDATE_STEP), (TURNS[1:], MIN_RUN_FRAMES)):
+            probes = [look.hashes[look.seen][::every] for look in block]
+            near = _probed(probes, variants, theirs_frames, clip_starts)
+            for turn, n, m in zip(*np.nonzero(near), strict=True):
                 pair = (first + int(n), skip + int(m))
                 if not same or pair[1] > pair[0]:
-                    found.setdefault(pair, variant)
+                    found.setdefault(pair, variants[int(turn)])
     return [(n, m, variant) for (n, m), variant in found.items()]
+
+
+def _probed(
+    probes: Sequence[Hashes],
+    variants: Sequence[int],
+    frames: Hashes,
+    clip_starts: NDArray[np.intp],
+) -> NDArray[np.bool_]:
+    """(variant, probing clip, clip) where a probe lying that way is within
+    FRAME_CANDIDATE of a frame of the clip: every way in one product, reduced to the
+    clips' largest along the rows first (contiguous), then per probing clip."""
+    stacked = np.concatenate(probes)
+    if not variants or not len(stacked):
+        return np.zeros((0, len(probes), len(clip_starts)), np.bool_)
+    turns = np.concatenate([turned(stacked, variant) for variant in variants])
+    per_clip = np.maximum.reduceat(turns @ frames.T, clip_starts, axis=1)
+    probe_starts = np.cumsum([0] + [len(rows) for rows in probes[:-1]])
+    per_pair = np.maximum.reduceat(per_clip.reshape(len(variants), len(stacked), -1),
+                                   probe_starts, axis=1)  # fmt: skip
+    found: NDArray[np.bool_] = per_pair >= least_correlation(FRAME_CANDIDATE)
+    return found
