@@ -343,6 +343,7 @@ def _near_wholes(a: NDArray[np.float32], b: NDArray[np.float32], later: bool) ->
         table = a[start : start + rows_at_once] @ b[first:].T
         rows, cols = np.nonzero(table >= floor)
         near = np.clip((1 - table[rows, cols]) / 2, 0, 1).astype(np.float32)
+        del table  # not held across the yield (see `_near_crops`)
         rows, cols = rows + start, cols + first
         keep = cols > rows if later else np.ones(len(rows), np.bool_)
         yield rows[keep], cols[keep], near[keep]
@@ -373,6 +374,9 @@ def _near_crops(
             largest = np.maximum.reduceat(table, starts, axis=1)
             near_rows, near_cols = np.nonzero(largest >= floor)
             near_crops = table.reshape(len(rows), len(block), crops)[near_rows, near_cols]
+            # let go of the table before the block is handed on: held across the yield,
+            # the next block's would be a fresh allocation, faulted in page by page
+            del table
             which: NDArray[np.intp] = near_crops.argmax(axis=1)
             near = np.clip((1 - largest[near_rows, near_cols]) / 2, 0, 1).astype(np.float32)
             yield rows[near_rows], near_cols + first, near, which
