@@ -135,8 +135,9 @@ def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Pa
     from benchmarks.bench_duplicates import run
 
     sizes = argparse.Namespace(
-        images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, within=[60], text_tasks=[40]
-    )
+        images=4, clips=2, seconds=6.0, repeats=1, scale_pool=40, within=[60], text_tasks=[40],
+        distinct=30, look_alikes=40, jobs=1,
+    )  # fmt: skip
     result = run(sizes, tmp_path)
     # the indexed matching and text check find what comparing every pair finds
     assert result["within_pool"]["60"]["same_pairs"] is True
@@ -146,6 +147,14 @@ def test_bench_duplicates_finds_what_it_planted_and_times_each_side(tmp_path: Pa
     for key in ("clip_look_vs_full_decode", "warm_vs_cold_clip", "matching_s"):
         assert float(result[key]) > 0, key
     assert result["paper_scale_matching"]["release_items"] == 522
+    distinct = result["distinct_pools"]
+    assert distinct["shape_pictures"]["compared"] == 30
+    assert distinct["shape_pictures"]["rule_s"] > 0
+    for entry in distinct.values():
+        assert entry["marked_by_rule"] <= entry["marked_by_hashes_alone"]
+    alike = result["look_alike_pool"]
+    assert alike["build_new_s"] > 0 and alike["home_marks_read_ms"] > 0
+    assert any("fall in" in line for line in alike["lines"])
 
 
 def test_bench_completion_wait_times_both_waits_on_the_same_looks(tmp_path: Path) -> None:

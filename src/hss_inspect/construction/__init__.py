@@ -10,6 +10,7 @@ SQLite file; its pages are served on the same web machinery as the human study (
 - `check`: the reference and blind checks as `inspect eval` runs, read back as flags.
 - `duplicates`: near-duplicate media within the pool and of a reference release.
 - `media_match`: when two images or clips are near-duplicates: the rules and thresholds.
+- `groups`: near-duplicates as groups (union-find), each pair in one group checked once.
 - `text_repeats`: questions and references that nearly repeat another, flagged.
 - `export`: the admitted tasks as a release folder with checksums and a dataset card.
 - `versions`: versions of the split: tasks reopened for an erratum or retired, each export a

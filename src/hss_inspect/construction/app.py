@@ -98,8 +98,8 @@ class BuildServer:
         return await self.frames.frames(self.pool / item.path)
 
     async def duplicate_note(self, item_id: str) -> str:
-        """What the item nearly repeats, for its pages ('' when nothing)."""
-        notes = await web.blocking(item_notes, self.build)
+        """What the item nearly repeats and its group, for its pages ('' when nothing)."""
+        notes = await web.blocking(item_notes, self.build, [item_id])
         return notes.get(item_id, "")
 
     # ---- pages ------------------------------------------------------------------------
@@ -113,7 +113,8 @@ class BuildServer:
         first = max(0, whole_or_zero(request.query_params.get("from", "")))
         tasks = await web.blocking(store.tasks_of_author, self.build, person.name)
         pool = await web.blocking(store.pool_page, self.build, shown, first, pages.POOL_ROWS)
-        notes = await web.blocking(item_notes, self.build)
+        shown_ids = [item.item_id for item, _, _ in pool.rows]
+        notes = await web.blocking(item_notes, self.build, shown_ids)
         body = pages.author_home(self.base(request), person.name, tasks, pool, shown, notes)
         return web.html(body)
 

@@ -111,7 +111,18 @@ CREATE TABLE IF NOT EXISTS exports (
     prints TEXT NOT NULL, funnel TEXT NOT NULL
 );
 """
-ADDED_SCHEMA = DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA + VERSIONS_SCHEMA
+# Near-duplicates as groups (`duplicates`, `groups`): each member of a group of more than one
+# (a pool item, or a task of the reference release) and the group's number (1 the largest).
+GROUPS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS duplicate_groups (
+    against TEXT NOT NULL, member TEXT NOT NULL, grp INTEGER NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (against, member)
+);
+CREATE INDEX IF NOT EXISTS duplicate_groups_by_group ON duplicate_groups (grp);
+"""
+ADDED_SCHEMA = (
+    DUPLICATES_SCHEMA + BLIND_SCHEMA + EDIT_MARKS_SCHEMA + VERSIONS_SCHEMA + GROUPS_SCHEMA
+)
 # The indexes of the lookups a page makes at every request (a reviewer's rounds, an
 # author's tasks, the Edits' feedback), made in a build of any version when first opened.
 INDEXES = """

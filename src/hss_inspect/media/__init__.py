@@ -16,8 +16,9 @@ the async service the solvers call.
 - `video`: decoding a clip into the frames of its plan.
 - `image`: images untouched within the limits, else re-encoded.
 - `probe`: what a clip is, read without decoding it (duration, size, packet index).
+- `alignment`: whether a picture is another or a part of it, checked at a finer scale, pure.
 - `plan`: the frame sampling plan, pure.
-- `perceptual`: perceptual hashes of pictures and their crops, and their distances, pure.
+- `perceptual`: perceptual hashes of pictures, their crops and turns, and distances, pure.
 - `uri`: media as inline `data:` URIs.
 - `errors`: the errors media preparation raises, and its time limit.
 """

@@ -1,14 +1,16 @@
 """What a media file looks like, for finding near-duplicates (`media.perceptual`): an
 image's hashes (the whole and its crops), or the hashes of a clip's frames sampled at a
-fixed rate by the package's own decoding (`media.video`). Worked out once per file content
-and kept in the cache beside its facts (`facts/<sha256>.look-1.npz`), so a second build
-on the same pool or against the same release decodes nothing."""
+fixed rate by the package's own decoding (`media.video`); an image also keeps a small
+grayscale copy, to check a match where the hashes put it (`media.alignment`). Worked out
+once per file content and kept in the cache beside its facts
+(`facts/<sha256>.look-<LOOK_FORMAT>.npz`), so a second build on the same pool or against
+the same release decodes nothing."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +30,16 @@ from hss_inspect.media.perceptual import (
     picture_hash,
     picture_hashes,
     stored,
+    thumbnail,
     unstored,
 )
 from hss_inspect.media.video import sample_video
 from hss_inspect.media.workers import completed, worker_pool
 
-# A look's file format; a change of the hash or the sampling below makes a new one.
-LOOK_FORMAT = 1
+# A look's file format; a change of the hash or the sampling below makes a new one (2: the
+# hash not centred, so that turned pictures' hashes are its numbers moved; a blank crop
+# kept as a row of zeros; an image's grayscale copy).
+LOOK_FORMAT = 2
 # A clip's frames are hashed at this rate, whatever its length: a clip cut from another
 # shares a run of frames with it at most half a sampling interval apart.
 LOOK_FPS = 2.0
@@ -48,13 +53,15 @@ LOOK_SETTINGS = FrameSettings(
 
 @dataclass(frozen=True)
 class Look:
-    """An image's hashes (row 0 the whole picture, then its crops), or a clip's: one row a
-    sampled frame, `seen` false for a blank frame (its row is not a likeness)."""
+    """An image's hashes (row 0 the whole picture, then its crops) and its grayscale copy
+    (`thumb`), or a clip's: one row a sampled frame, `seen` false for a blank frame (its row
+    is not a likeness), and no copy."""
 
     media_type: str
     hashes: Hashes
     seen: NDArray[np.bool_]
     sha256: str
+    thumb: NDArray[np.uint8] = field(default_factory=lambda: np.zeros((0, 0), np.uint8))
 
     @property
     def blank(self) -> bool:
@@ -69,13 +76,13 @@ def look_of(path: Path, media_type: str, root: Path | None = None) -> Look:
     kept = _read_look(entry, media_type, digest)
     if kept is not None:
         return kept
-    hashes, seen = _image_hashes(path) if media_type == "image" else _clip_hashes(path)
+    hashes, seen, thumb = _image_look(path) if media_type == "image" else _clip_look(path)
     kept_hashes = stored(hashes)
     buffer = io.BytesIO()
-    np.savez(buffer, kind=np.array(media_type), hashes=kept_hashes, seen=seen)
+    np.savez(buffer, kind=np.array(media_type), hashes=kept_hashes, seen=seen, thumb=thumb)
     write_atomically(entry, buffer.getvalue(), root)
     # as read back from the cache, so a first build and a second find the same distances
-    return Look(media_type, unstored(kept_hashes), seen, digest)
+    return Look(media_type, unstored(kept_hashes), seen, digest, thumb)
 
 
 def _read_look(entry: Path, media_type: str, digest: str) -> Look | None:
@@ -84,20 +91,24 @@ def _read_look(entry: Path, media_type: str, digest: str) -> Look | None:
             if str(kept["kind"]) != media_type:
                 return None
             hashes, seen = unstored(kept["hashes"]), kept["seen"].astype(np.bool_)
+            thumb = kept["thumb"].astype(np.uint8)
     except (OSError, ValueError, KeyError, EOFError):
         return None  # missing or damaged: worked out again
     if hashes.ndim != 2 or hashes.shape[1] != SIZE or len(seen) != len(hashes):
         return None
-    return Look(media_type, hashes, seen, digest)
+    if thumb.ndim != 2:
+        return None
+    return Look(media_type, hashes, seen, digest, thumb)
 
 
-def _image_hashes(path: Path) -> tuple[Hashes, NDArray[np.bool_]]:
+def _image_look(path: Path) -> tuple[Hashes, NDArray[np.bool_], NDArray[np.uint8]]:
     image, _ = upright_image(path.read_bytes(), path)
-    hashes = picture_hashes(image)
-    return hashes, np.ones(len(hashes), np.bool_)
+    gray = grayscale(image)
+    hashes = picture_hashes(gray)
+    return hashes, np.ones(len(hashes), np.bool_), thumbnail(gray)
 
 
-def _clip_hashes(path: Path) -> tuple[Hashes, NDArray[np.bool_]]:
+def _clip_look(path: Path) -> tuple[Hashes, NDArray[np.bool_], NDArray[np.uint8]]:
     video = sample_video(path, LOOK_SETTINGS)
     rows = np.zeros((len(video.jpegs), SIZE), np.float32)
     seen = np.zeros(len(video.jpegs), np.bool_)
@@ -106,7 +117,7 @@ def _clip_hashes(path: Path) -> tuple[Hashes, NDArray[np.bool_]]:
             found = picture_hash(grayscale(frame))
         if found is not None:
             rows[n], seen[n] = found, True
-    return rows, seen
+    return rows, seen, np.zeros((0, 0), np.uint8)
 
 
 def looks_of(
