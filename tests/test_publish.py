@@ -23,6 +23,7 @@ from hss_inspect.commands.cli import main
 from hss_inspect.core.config import commit_in, eval_metadata, release_commit
 from hss_inspect.data.fingerprints import TaskPrint, prints_record
 from tests.support.logs import Item, Try, write_log
+from tests.support.runs import outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 T, F = Try(True), Try(False)
@@ -609,16 +610,6 @@ def run_demo(task: str, cwd: Path, log_dir: Path, env: dict[str, str]) -> EvalLo
     assert done.returncode == 0, done.stdout + done.stderr
     (path,) = log_dir.glob("*.eval")
     return read_eval_log(str(path))
-
-
-def outcome(log: EvalLog) -> dict[str, Any]:
-    """What a run gave: its metrics, and per attempt the answer and the judge's score."""
-    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()} if log.results else {}
-    attempts = {
-        (str(s.id), s.epoch): (s.output.completion, s.scores and s.scores["rubric_judge"].value)
-        for s in log.samples or []
-    }
-    return {"status": log.status, "metrics": metrics, "attempts": attempts}
 
 
 @pytest.mark.slow

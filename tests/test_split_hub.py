@@ -16,7 +16,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -25,7 +24,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 from hss_inspect.commands.cli import main
 from tests.support.build_pool import SPLIT_ROWS, admitted_build
 from tests.support.register_check import read_by_register
-from tests.support.runs import INSPECT
+from tests.support.runs import INSPECT, outcome
 from tests.support.servers import git_commit_all, olah_hub
 
 pytestmark = pytest.mark.slow
@@ -212,16 +211,6 @@ def test_the_splits_register_entry_is_its_own_and_passes_both_registers(
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
     return done.stdout
-
-
-def outcome(log: EvalLog) -> dict[str, Any]:
-    """What a run gave: its metrics, and per attempt the answer and the judge's verdict."""
-    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()} if log.results else {}
-    attempts = {
-        (str(s.id), s.epoch): (s.output.completion, s.scores and s.scores["rubric_judge"].value)
-        for s in log.samples or []
-    }
-    return {"status": log.status, "metrics": metrics, "attempts": attempts}
 
 
 def test_the_registers_run_form_from_a_clone_runs_the_split_at_the_commit_reported(

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
@@ -143,3 +144,13 @@ _BANNER = ("inspect_ai v", "- hooks enabled:", "  hss_inspect/")
 def lines_after_banner(output: str) -> list[str]:
     """The non-blank lines of a command's output that are not Inspect's hook banner."""
     return [line for line in output.splitlines() if line.strip() and not line.startswith(_BANNER)]
+
+
+def outcome(log: EvalLog) -> dict[str, Any]:
+    """What a run gave: its metrics, and per attempt the answer and the judge's score."""
+    metrics = {k: m.value for k, m in log.results.scores[0].metrics.items()} if log.results else {}
+    attempts = {
+        (str(s.id), s.epoch): (s.output.completion, s.scores and s.scores["rubric_judge"].value)
+        for s in log.samples or []
+    }
+    return {"status": log.status, "metrics": metrics, "attempts": attempts}
