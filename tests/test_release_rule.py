@@ -252,15 +252,17 @@ def test_tables_and_publishers_of_one_release_refuse_two(
     )
 
 
-def test_a_hub_release_takes_the_hubs_own_hashes_of_its_lfs_media(
+def test_a_hub_release_takes_the_hubs_own_content_ids_with_no_download(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The hub's sha256 of each LFS file, asked in requests of at most 500 paths and with no
-    download; a file the hub keeps in git is fetched and hashed; offline, unknown."""
+    """The hub's sha256 of each LFS file and git blob id of each file it keeps in git, asked
+    in requests of at most 500 paths and with no download; offline, the cached files hashed
+    and the others unknown."""
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoFile
 
     from hss_inspect.data import hub
+    from hss_inspect.data.fingerprints import TaskPrint, media_part
     from hss_inspect.data.release import HubRelease
 
     asked: list[int] = []
@@ -268,24 +270,27 @@ def test_a_hub_release_takes_the_hubs_own_hashes_of_its_lfs_media(
     def listed(self: object, repo_id: str, paths: list[str], **kwargs: object) -> list[RepoFile]:
         asked.append(len(paths))
         return [
-            RepoFile(path=p, size=1, oid="git" + p, lfs=None if p.endswith(".txt") else {
+            RepoFile(path=p, size=1, oid=f"blob{n:036d}", lfs=None if p.endswith(".txt") else {
                 "size": 1, "oid": f"sha-of-{p}", "pointerSize": 100})
-            for p in paths
+            for n, p in enumerate(paths)
         ]  # fmt: skip
 
-    fetched: list[str] = []
+    def never(*args: object) -> Path:
+        raise AssertionError("nothing is downloaded")
+
     monkeypatch.setattr(HfApi, "get_paths_info", listed)
+    monkeypatch.setattr(hub, "download", never)
     monkeypatch.setattr(hub, "cached", lambda repo, path, revision: None)
-    monkeypatch.setattr(
-        hub, "download", lambda repo, path, revision: fetched.append(path) or Path(path)
-    )
     release = HubRelease("lab/split", "main", "c" * 40)
     paths = [f"media/{n}.png" for n in range(1200)] + ["media/notes.txt"]
-    found = release.media_digests(paths, lambda path: f"hashed {path}")
+    found = release.media_digests(paths, lambda path: "never")
     assert asked == [500, 500, 201]
     assert found["media/7.png"] == "sha-of-media/7.png"
-    assert found["media/notes.txt"] == "hashed media/notes.txt" and fetched == ["media/notes.txt"]
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert found["media/notes.txt"] == f"git-blob{200:036d}"
+    # a git blob id is a digest of the bytes too, but never set against a sha256
+    git, sha = media_part(found["media/notes.txt"]), media_part("ab" * 32)
+    assert git == "gblob00000000000" and sha == "ab" * 8
+    assert TaskPrint(git, "p", "k", "l").differing_parts(TaskPrint(sha, "p", "k", "l")) == ()
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     assert release.media_digests(["media/7.png"], lambda path: "never") == {"media/7.png": None}
 

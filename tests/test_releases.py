@@ -100,8 +100,10 @@ def test_a_log_records_each_tasks_fingerprint_in_four_parts(
             "golden_response": found["golden_response"],
             "criteria": [[c["id"], c["title"], None] for c in found["rubric_criteria"]],
         }
+        # the hub keeps these files in git: what it gives of their bytes is git's blob id
+        blob = hashlib.sha1(b"blob %d\0" % len(media) + media).hexdigest()
         expected = [
-            short(media),
+            "g" + blob[:15],
             short(json.dumps([found["prompt"], found["media_type"]])),
             short(json.dumps(key, sort_keys=True)),
             short(json.dumps([found["domain"], found["subdomain"]])),

@@ -2,7 +2,8 @@
 kept apart so that a change between two releases says what it costs the results already
 measured.
 
-- `media`: the sha256 of the media file's bytes (None where it could not be known);
+- `media`: the sha256 of the media file's bytes (None where it could not be known; for a
+  file a hub keeps in git rather than LFS, its git blob id, a digest of its bytes too);
 - `prompt`: the question the model is asked, and the media type it is asked about (an image
   or a clip's frames are sent, and the judge is told which);
 - `answer_key`: the reference answer and the rubric (ids, titles, weights): what the judge
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from hss_inspect.data.hub import GIT_ID
 from hss_inspect.data.rows import TaskRow
 
 # Each part is kept as the first 16 hex digits of its sha256: 64 bits, so a log of 522
@@ -37,6 +39,7 @@ LABEL_FIELDS = ("domain", "subdomain")  # what a task's labels are
 RECORD_KEY = "hss_release"
 RECORD_FORMAT = 1
 UNKNOWN = "-"
+GIT_MARK = "g"  # a media part taken of a hub's git blob id (`hub.GIT_ID`), not a sha256
 
 
 class Change(Enum):
@@ -83,13 +86,22 @@ class TaskPrint:
         return cls(None if media == UNKNOWN else media, prompt, answer_key, labels)
 
     def differing_parts(self, other: TaskPrint) -> tuple[str, ...]:
-        """The parts that differ; unknown media differs from nothing (it was not measured)."""
+        """The parts that differ; media known to one side only, or by two kinds of digest,
+        differ from nothing (they were not measured alike)."""
         found = []
         for part in PARTS:
             mine, theirs = getattr(self, part), getattr(other, part)
-            if mine is not None and theirs is not None and mine != theirs:
+            if part == "media" and not self.media_comparable(other):
+                continue
+            if mine != theirs:
                 found.append(part)
         return tuple(found)
+
+    def media_comparable(self, other: TaskPrint) -> bool:
+        """Whether both know the media by the same kind of digest."""
+        if self.media is None or other.media is None:
+            return False
+        return self.media.startswith(GIT_MARK) == other.media.startswith(GIT_MARK)
 
 
 def short_digest(value: Any) -> str:
@@ -97,10 +109,21 @@ def short_digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:DIGITS]
 
 
-def task_print(row: TaskRow, media_sha256: str | None) -> TaskPrint:
-    """The fingerprint of one row whose media file's sha256 is `media_sha256`."""
+def media_part(content_id: str | None) -> str | None:
+    """A media file's part of a fingerprint: its sha256's first digits, or, for a file a hub
+    keeps in git (a content id `git-<blob id>`), GIT_MARK and the blob id's. The two kinds
+    are not compared with each other (`TaskPrint.differing_parts`)."""
+    if content_id is None:
+        return None
+    if content_id.startswith(GIT_ID):
+        return GIT_MARK + content_id[len(GIT_ID) :][: DIGITS - 1]
+    return content_id[:DIGITS]
+
+
+def task_print(row: TaskRow, media_id: str | None) -> TaskPrint:
+    """The fingerprint of one row whose media file's content id is `media_id`."""
     return TaskPrint(
-        media=None if media_sha256 is None else media_sha256[:DIGITS],
+        media=media_part(media_id),
         prompt=short_digest([row.prompt, row.media_type]),
         answer_key=row.rubric_sha256[:DIGITS],
         labels=short_digest([getattr(row, name) for name in LABEL_FIELDS]),
@@ -204,7 +227,7 @@ def diff_prints(old: Mapping[str, TaskPrint], new: Mapping[str, TaskPrint]) -> R
             unchanged.append(task_id)
         else:
             changed.append(TaskChange(task_id, change, parts))
-        if before.media is None or after.media is None:
+        if not before.media_comparable(after):
             unknown.append(task_id)
     return ReleaseDiff(
         added=tuple(t for t in new if t not in old),

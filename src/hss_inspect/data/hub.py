@@ -26,6 +26,8 @@ class HubError(SetupError):
     """A dataset on the hub that cannot be read; the message names it and the remedy."""
 
 
+# What marks a file's git blob id among content ids (others are sha256 digests).
+GIT_ID = "git-"
 # Paths listed a request when asking the hub for its files' hashes: a request stays small
 # whatever the release's size.
 PATHS_A_REQUEST = 500
@@ -100,10 +102,11 @@ def _probe(repo_id: str, filename: str, revision: str) -> None:
         get_hf_file_metadata(url)
 
 
-def lfs_sha256(repo_id: str, paths: Sequence[str], revision: str) -> dict[str, str | None] | None:
-    """The hub's sha256 of each file it keeps in LFS (None for a file it keeps in git), from
-    one listing of the paths and no download; None when the hub cannot be asked (offline, out
-    of reach, or an error): the caller falls back to the files in the cache."""
+def content_ids(repo_id: str, paths: Sequence[str], revision: str) -> dict[str, str] | None:
+    """What the hub says of each file's content, from a listing of the paths (500 a request)
+    and no download: the sha256 of a file it keeps in LFS, else `git-` and the git blob id of
+    a file it keeps in git. None when the hub cannot be asked (offline, out of reach, or an
+    error): the caller falls back to the files in the cache."""
     from huggingface_hub import HfApi, constants
 
     if not paths or constants.is_offline_mode() or hub_endpoint() in _unreachable:
@@ -130,7 +133,10 @@ def lfs_sha256(repo_id: str, paths: Sequence[str], revision: str) -> dict[str, s
     from huggingface_hub.hf_api import RepoFile
 
     files = [info for info in listed if isinstance(info, RepoFile)]
-    return {info.path: info.lfs.sha256 if info.lfs is not None else None for info in files}
+    return {
+        info.path: info.lfs.sha256 if info.lfs is not None else GIT_ID + info.blob_id
+        for info in files
+    }
 
 
 def cached(repo_id: str, filename: str, revision: str) -> Path | None:

@@ -1,9 +1,8 @@
 """Where the HSS release lives: a hub dataset repo at a resolved commit, or a local copy.
 
 Rows come first; each media file is fetched only when its sample runs, so a filtered
-or image-only run never downloads the clips it does not use. (The task's fingerprints take
-the hub's own hashes of its large files without a download; a media file the hub keeps in
-git, not LFS, is fetched when the task is built, to be hashed.)
+or image-only run never downloads the clips it does not use (the task's fingerprints take
+what the hub says of each file's content, with no download).
 """
 
 from __future__ import annotations
@@ -50,7 +49,8 @@ class Release(Protocol):
     def media_file(self, media_path: str, task_id: str) -> Path: ...
 
     def media_digests(self, paths: Sequence[str], hash_file: HashFile) -> dict[str, str | None]:
-        """The sha256 of each media file, None where it cannot be known here and now."""
+        """Each media file's content id (its sha256, or a hub's git blob id marked `git-`),
+        None where it cannot be known here and now."""
         ...
 
 
@@ -137,18 +137,15 @@ class HubRelease:
             ) from exc
 
     def media_digests(self, paths: Sequence[str], hash_file: HashFile) -> dict[str, str | None]:
-        """The hub's own sha256 of each large (LFS) file, asked in one request; a file the hub
-        keeps in git is read (such files are small) and hashed; offline, or with the hub out
-        of reach, the files in the local cache are hashed and the others are unknown."""
-        known = hub.lfs_sha256(self.repo_id, paths, self.commit)
+        """What the hub says of each file's content, with no download: the sha256 of a large
+        (LFS) file, the git blob id of one it keeps in git; offline, or with the hub out of
+        reach, the files in the local cache are hashed and the others are unknown."""
+        listed = hub.content_ids(self.repo_id, paths, self.commit)
+        if listed is not None:
+            return {path: listed.get(path) for path in paths}
         found: dict[str, str | None] = {}
         for path in paths:
-            if known is not None and known.get(path):
-                found[path] = known[path]
-                continue
             file = hub.cached(self.repo_id, path, self.commit)
-            if file is None and known is not None and path in known:
-                file = hub.download(self.repo_id, path, self.commit)
             found[path] = None if file is None else hash_file(file)
         return found
 
