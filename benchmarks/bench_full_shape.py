@@ -155,7 +155,7 @@ def baseline_env(work: Path, revision: str, env: dict[str, str]) -> dict[str, st
         ["git", "rev-parse", "--verify", f"{revision}^{{commit}}"],
         check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    tree = work / f"baseline-{commit[:12]}"
+    tree = (work / f"baseline-{commit[:12]}").resolve()
     if not (tree / "src" / "hss_inspect").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
         # the packaged YAML lives beside src/ in a checkout (core/config.py), where it exists

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from pathlib import Path
 
@@ -195,4 +196,6 @@ def test_bench_pages_reads_only_the_samples_of_the_tasks_shown(tmp_path: Path) -
     assert (examples["figures"], examples["samples_read"]) == (11, 11 * 4 * 3)
     for key in ("pages_s", "read_logs_s", "every_sample_s", "media_mb"):
         assert pages[key] > 0 and examples[key] > 0, key
-    assert result["report_without_pages"]["this_cpu_s"] > 0
+    report = result["report_without_pages"]
+    assert report["this_cpu_s"] > 0 and report["this_first_read_cpu_s"] > 0
+    assert list((Path(os.environ["HSS_INSPECT_CACHE"]) / "reports").glob("*.pickle"))

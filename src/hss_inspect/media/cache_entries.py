@@ -51,9 +51,10 @@ def replace_entry(entry: Path, fill: Callable[[Path], None], root: Path) -> bool
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def write_atomically(target: Path, data: bytes, root: Path) -> bool:
-    """Write a file of the cache whole or not at all; False (the problem recorded) when
-    the cache under `root` cannot hold it."""
+def write_atomically(target: Path, data: bytes, root: Path, media: bool = True) -> bool:
+    """Write a file of the cache whole or not at all; False when the cache under `root`
+    cannot hold it (the problem recorded and warned of for `media`, which is then sent
+    from memory; anything else is simply made again next time)."""
     temporary = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,8 @@ def write_atomically(target: Path, data: bytes, root: Path) -> bool:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
-        could_not_store(root, exc)
+        if media:
+            could_not_store(root, exc)
         return False
 
 

@@ -50,7 +50,9 @@ from hss_inspect.media.errors import MediaError
 logger = logging.getLogger(__name__)
 
 CACHE_ENV = "HSS_INSPECT_CACHE"
-_SECTIONS = ("frames", "images", "hashes", "locks", "facts", "models")
+# a log's attempt records, kept between reports (hss_inspect.report.record_cache)
+REPORTS_SECTION = "reports"
+_SECTIONS = ("frames", "images", "hashes", "locks", "facts", "models", REPORTS_SECTION)
 
 
 def cache_root() -> Path:

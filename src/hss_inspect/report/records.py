@@ -31,6 +31,7 @@ from hss_inspect.report.logs import (
     read_header,
     read_scored_samples,
 )
+from hss_inspect.report.record_cache import records_kept
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,12 @@ def _nothing_readable(skipped: list[DamagedLog]) -> LogError:
 
 
 def read_log(path: str, header: EvalLog | None = None) -> tuple[LogInfo, list[AttemptRecord]]:
-    """One log's header and its attempt records."""
+    """One log's header and its attempt records (read through Inspect once for each
+    version of a local log: `record_cache`)."""
+    return records_kept(path, lambda: _read_log(path, header))
+
+
+def _read_log(path: str, header: EvalLog | None) -> tuple[LogInfo, list[AttemptRecord]]:
     header = header or read_header(path)
     samples = read_scored_samples(path)
     info = log_info(header, path, samples)

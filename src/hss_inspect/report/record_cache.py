@@ -1,0 +1,96 @@
+"""A local log's attempt records kept between reports, so a log is read through Inspect once.
+
+Reading a Table 1 log's 1,566 sample summaries through Inspect's public reader takes about
+a second, most of the report's time; the records made from them are plain data. They are
+kept in `<cache root>/reports/`, one entry per log path, and used only while everything
+they were made from is unchanged: the log file (its size and modification time, which
+`inspect score` and every rewrite change), the installed inspect-ai, and this package's
+own code (the size and modification time of each of its modules). Anything else, an
+unreadable or foreign entry included, and the log is read again and the entry replaced.
+A remote log (s3://...) is always read. `hss-inspect cache --clear` deletes the entries.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import pickle
+from collections.abc import Callable
+from importlib.metadata import version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hss_inspect.media.cache_entries import write_atomically
+from hss_inspect.media.cache_folder import REPORTS_SECTION, cache_root
+from hss_inspect.report.logs import is_remote
+
+if TYPE_CHECKING:
+    from hss_inspect.report.log_header import LogInfo
+    from hss_inspect.report.records import AttemptRecord
+
+logger = logging.getLogger(__name__)
+
+LogRecords = tuple["LogInfo", list["AttemptRecord"]]
+
+
+def records_kept(path: str, read: Callable[[], LogRecords]) -> LogRecords:
+    """The log's info and records: the kept ones when they still hold, else `read()`'s,
+    which are then kept."""
+    if is_remote(path):
+        return read()
+    identity = entry_identity(path)
+    entry = entry_path(path)
+    kept = _load(entry, identity)
+    if kept is not None:
+        return kept
+    found = read()
+    write_atomically(entry, pickle.dumps((identity, found)), cache_root(), media=False)
+    return found
+
+
+def entry_path(path: str) -> Path:
+    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
+    return cache_root() / REPORTS_SECTION / f"{name}.pickle"
+
+
+def entry_identity(path: str) -> tuple[Any, ...]:
+    """What the records were made from: the log (its path, file, size, time and the digest
+    of its last MiB, which for an `.eval` log holds the checksum of every part) and the code.
+    The digest catches a rewrite of the same size within the clock's tick."""
+    stat = os.stat(path)
+    with open(path, "rb") as log:
+        log.seek(max(0, stat.st_size - _TAIL_BYTES))
+        tail = hashlib.sha256(log.read()).hexdigest()
+    file = (stat.st_ino, stat.st_size, stat.st_mtime_ns, tail)
+    # the path as given too: the records name their log by it
+    return (path, os.path.abspath(path), file, code_identity())
+
+
+_TAIL_BYTES = 1 << 20
+
+
+@functools.cache
+def code_identity() -> str:
+    """A digest of the code that makes records: inspect-ai's version and each module of
+    this package by name, size and modification time (an edit in place changes it)."""
+    package = Path(__file__).resolve().parents[1]
+    stamps = [f"inspect-ai {version('inspect-ai')}"]
+    for module in sorted(package.rglob("*.py")):
+        stat = module.stat()
+        stamps.append(f"{module.relative_to(package)} {stat.st_size} {stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
+
+
+def _load(entry: Path, identity: tuple[Any, ...]) -> LogRecords | None:
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None
+    try:
+        kept_identity, found = pickle.loads(data)
+    except Exception:  # an entry cut short or written by other code: read the log again
+        logger.debug("the report's entry %s is unreadable; reading the log again", entry)
+        return None
+    return found if kept_identity == identity else None
