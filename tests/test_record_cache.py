@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import pickle
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hss_inspect.core.config import data_dir
 from hss_inspect.media.cache_folder import clear_cache
 from hss_inspect.report import logs as report_logs
-from hss_inspect.report import record_cache
+from hss_inspect.report import record_cache, records
 from hss_inspect.report.records import AttemptRecord, read_logs
 from tests.support.logs import Item, Try, write_log
 
@@ -126,3 +129,83 @@ def test_a_cache_that_cannot_hold_entries_reads_the_log_each_time_and_says_nothi
     assert read == [logged, logged]
     assert passes(first)[("t1", 1)] == 1
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_log_rewritten_after_its_header_was_read_is_kept_as_it_is_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run finishing while the report reads the folder: the headers are read first, the
+    records after; what is kept is the finished log's."""
+    path = tmp_path / "run.eval"
+    write_log(path, items(second_passes=False), model="openai/old", status="started")
+    pick = records.current_logs
+
+    def finishing(identity: dict[str, tuple[str, str, str]]) -> list[str]:
+        write_log(path, items(second_passes=True), model="openai/new")
+        return pick(identity)
+
+    monkeypatch.setattr(records, "current_logs", finishing)
+    read_logs([str(path)])
+    monkeypatch.setattr(records, "current_logs", pick)
+    infos, found = read_logs([str(path)])
+    assert (infos[0].model, infos[0].status) == ("openai/new", "success")
+    assert {r.model for r in found} == {"openai/new"} and passes(found)[("t2", 1)] == 1
+
+
+def test_a_log_rewritten_while_it_is_read_is_not_kept(
+    logged: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader = report_logs.read_eval_log_sample_summaries
+
+    def rewritten_meanwhile(path: str, *args: Any, **kwargs: Any) -> Any:
+        found = reader(path, *args, **kwargs)
+        write_log(Path(path), items(second_passes=True))
+        return found
+
+    monkeypatch.setattr(report_logs, "read_eval_log_sample_summaries", rewritten_meanwhile)
+    read_logs([logged])
+    assert not record_cache.entry_path(logged).exists()
+
+
+class RunsCode:
+    """An object whose unpickling calls a function: here, one that writes a file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.write_text, (self.marker, "ran"))
+
+
+def test_an_entry_runs_no_code_when_read(
+    logged: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache folder may be shared: an entry written by someone else makes records or
+    nothing, never calls."""
+    _, first = read_logs([logged])
+    entry = record_cache.entry_path(logged)
+    marker = tmp_path / "marker"
+    identity = record_cache.entry_identity(logged)
+    entry.write_bytes(pickle.dumps((identity, RunsCode(marker))))
+    read = summary_reads(monkeypatch)
+    assert read_logs([logged])[1] == first
+    assert read == [logged] and not marker.exists()
+
+
+def test_the_files_of_task_configs_are_part_of_the_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log without its own dataset size is given the paper's, from task_configs: a new
+    figure there makes new records."""
+    configs = tmp_path / "task_configs"
+    shutil.copytree(data_dir("task_configs"), configs)
+    monkeypatch.setattr(record_cache, "data_dir", lambda name: configs)
+    record_cache.code_identity.cache_clear()
+    before = record_cache.code_identity()
+    papers = configs / "paper_models.yaml"
+    papers.write_text(papers.read_text() + "\n")
+    record_cache.code_identity.cache_clear()
+    try:
+        assert record_cache.code_identity() != before
+    finally:
+        record_cache.code_identity.cache_clear()

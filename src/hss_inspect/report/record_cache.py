@@ -5,15 +5,18 @@ a second, most of the report's time; the records made from them are plain data. 
 kept in `<cache root>/reports/`, one entry per log path, and used only while everything
 they were made from is unchanged: the log file (its size and modification time, which
 `inspect score` and every rewrite change), the installed inspect-ai, and this package's
-own code (the size and modification time of each of its modules). Anything else, an
-unreadable or foreign entry included, and the log is read again and the entry replaced.
-A remote log (s3://...) is always read. `hss-inspect cache --clear` deletes the entries.
+own files (the size and modification time of each). Anything else, an unreadable or
+foreign entry included, and the log is read again and the entry replaced; an entry makes
+nothing but the report's record classes when read. A remote log (s3://...) is always
+read. `hss-inspect cache --clear` deletes the entries.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import io
 import logging
 import os
 import pickle
@@ -22,6 +25,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hss_inspect.core.config import data_dir
 from hss_inspect.media.cache_entries import write_atomically
 from hss_inspect.media.cache_folder import REPORTS_SECTION, cache_root
 from hss_inspect.report.logs import is_remote
@@ -46,8 +50,20 @@ def records_kept(path: str, read: Callable[[], LogRecords]) -> LogRecords:
     if kept is not None:
         return kept
     found = read()
-    write_atomically(entry, pickle.dumps((identity, found)), cache_root(), media=False)
+    # a log rewritten while it was read (a run finishing, `inspect score`) is not kept:
+    # what was read may mix the two versions
+    if entry_identity(path) == identity:
+        _keep(entry, identity, found)
     return found
+
+
+def _keep(entry: Path, identity: tuple[Any, ...], found: LogRecords) -> None:
+    try:
+        data = pickle.dumps((identity, found))
+    except Exception:  # the cache only saves work: a record it cannot hold is read again
+        logger.debug("the report's records of %s cannot be kept", identity[0], exc_info=True)
+        return
+    write_atomically(entry, data, cache_root(), media=False)
 
 
 def entry_path(path: str) -> Path:
@@ -73,13 +89,16 @@ _TAIL_BYTES = 1 << 20
 
 @functools.cache
 def code_identity() -> str:
-    """A digest of the code that makes records: inspect-ai's version and each module of
-    this package by name, size and modification time (an edit in place changes it)."""
-    package = Path(__file__).resolve().parents[1]
+    """A digest of what makes records besides the log: inspect-ai's version and each file
+    of this package and of its task_configs (the paper's release size a log without its
+    own falls back to, the demo set's rows) by name, size and modification time."""
     stamps = [f"inspect-ai {version('inspect-ai')}"]
-    for module in sorted(package.rglob("*.py")):
-        stat = module.stat()
-        stamps.append(f"{module.relative_to(package)} {stat.st_size} {stat.st_mtime_ns}")
+    folders = {Path(__file__).resolve().parents[1], data_dir("task_configs").resolve()}
+    for folder in sorted(folders):
+        for file in sorted(folder.rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts:
+                stat = file.stat()
+                stamps.append(f"{file} {stat.st_size} {stat.st_mtime_ns}")
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
 
 
@@ -89,8 +108,19 @@ def _load(entry: Path, identity: tuple[Any, ...]) -> LogRecords | None:
     except OSError:
         return None
     try:
-        kept_identity, found = pickle.loads(data)
-    except Exception:  # an entry cut short or written by other code: read the log again
+        kept_identity, found = _RecordsUnpickler(io.BytesIO(data)).load()
+    except Exception:  # an entry cut short, or written by other code: read the log again
         logger.debug("the report's entry %s is unreadable; reading the log again", entry)
         return None
     return found if kept_identity == identity else None
+
+
+class _RecordsUnpickler(pickle.Unpickler):
+    """Makes nothing but this package's record classes: a cache folder may be shared (a
+    cache prepared elsewhere), and an entry must not be able to run code in its reader."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = super().find_class(module, name) if module.startswith("hss_inspect.") else None
+        if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+            raise pickle.UnpicklingError(f"{module}.{name} is not a record of the report")
+        return found

@@ -124,7 +124,7 @@ def read_logs(
     records: list[AttemptRecord] = []
     for path in current:
         try:
-            info, found = read_log(path, headers[path])
+            info, found = read_log(path)
         except DamagedLog as damaged:
             _leave_out(damaged, skipped)
             continue
@@ -165,14 +165,16 @@ def _nothing_readable(skipped: list[DamagedLog]) -> LogError:
     return found
 
 
-def read_log(path: str, header: EvalLog | None = None) -> tuple[LogInfo, list[AttemptRecord]]:
+def read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
     """One log's header and its attempt records (read through Inspect once for each
     version of a local log: `record_cache`)."""
-    return records_kept(path, lambda: _read_log(path, header))
+    return records_kept(path, lambda: _read_log(path))
 
 
-def _read_log(path: str, header: EvalLog | None) -> tuple[LogInfo, list[AttemptRecord]]:
-    header = header or read_header(path)
+def _read_log(path: str) -> tuple[LogInfo, list[AttemptRecord]]:
+    # the header of the file as it is now (`read_header` reads each version once): one
+    # read earlier may be of a version since rewritten, and the records are kept with it
+    header = read_header(path)
     samples = read_scored_samples(path)
     info = log_info(header, path, samples)
     records = [r for sample in samples for r in records_of_sample(info, sample)]
