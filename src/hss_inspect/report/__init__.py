@@ -6,6 +6,8 @@ in the order a log flows through them (reader, records, arithmetic, renderers).
 - `parties`: who made a run's calls (the model, each role), with the tokens each used.
 - `log_header`: how a log was run (`LogInfo`: model, condition, judges, invocation).
 - `records`: a log's attempts as `AttemptRecord`s, one per attempt and rubric scorer.
+- `record_cache`: a local log's records kept between reports, while the log and the code
+  that made them are unchanged.
 - `pilot`: a pilot log's per-attempt tokens and pace, for `hss-inspect estimate`.
 - `stats`: pure statistics (unbiased pass@k, Cohen's kappa, McNemar, Spearman).
 - `tables`: runs (log x scorer), the Table 1 row, subdomains, item difficulty.

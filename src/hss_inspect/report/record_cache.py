@@ -23,20 +23,17 @@ import pickle
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar, cast
 
 from hss_inspect.core.config import data_dir
 from hss_inspect.media.cache_entries import write_atomically
 from hss_inspect.media.cache_folder import REPORTS_SECTION, cache_root
 from hss_inspect.report.logs import is_remote
 
-if TYPE_CHECKING:
-    from hss_inspect.report.log_header import LogInfo
-    from hss_inspect.report.records import AttemptRecord
-
 logger = logging.getLogger(__name__)
 
-LogRecords = tuple["LogInfo", list["AttemptRecord"]]
+# what `records.read_log` makes of a log: its LogInfo and its AttemptRecords
+LogRecords = TypeVar("LogRecords")
 
 
 def records_kept(path: str, read: Callable[[], LogRecords]) -> LogRecords:
@@ -48,7 +45,8 @@ def records_kept(path: str, read: Callable[[], LogRecords]) -> LogRecords:
     entry = entry_path(path)
     kept = _load(entry, identity)
     if kept is not None:
-        return kept
+        # an entry of this identity is what `read()` made of this log and this code
+        return cast(LogRecords, kept)
     found = read()
     # a log rewritten while it was read (a run finishing, `inspect score`) is not kept:
     # what was read may mix the two versions
@@ -57,7 +55,7 @@ def records_kept(path: str, read: Callable[[], LogRecords]) -> LogRecords:
     return found
 
 
-def _keep(entry: Path, identity: tuple[Any, ...], found: LogRecords) -> None:
+def _keep(entry: Path, identity: tuple[Any, ...], found: object) -> None:
     try:
         data = pickle.dumps((identity, found))
     except Exception:  # the cache only saves work: a record it cannot hold is read again
@@ -102,7 +100,7 @@ def code_identity() -> str:
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
 
 
-def _load(entry: Path, identity: tuple[Any, ...]) -> LogRecords | None:
+def _load(entry: Path, identity: tuple[Any, ...]) -> Any:
     try:
         data = entry.read_bytes()
     except OSError:
