@@ -90,7 +90,7 @@ def check_new_build(
     if isinstance(reference, str):
         release_lines = [reference]
     else:
-        release_lines = against_release(build, looks, reference, groups, found)
+        release_lines = against_release(build, looks, released, reference, groups, found)
     store_duplicates(build, nearest_kept(found))
     store_groups(build, groups, paths, [] if isinstance(reference, str) else reference[1])
     return group_lines(build, groups) + problems + release_lines
@@ -101,18 +101,27 @@ def release_key(task_id: str) -> str:
     return f"{RELEASE}/{task_id}"
 
 
+def is_release_key(key: str) -> bool:
+    return key.startswith(f"{RELEASE}/")
+
+
+def release_task(key: str) -> str:
+    """The task id of a release task's key."""
+    return key.removeprefix(f"{RELEASE}/")
+
+
 def against_release(
     build: Path,
     looks: Sequence[tuple[str, Look]],
+    released: Sequence[tuple[str, Look]],
     reference: Reference,
     groups: Groups,
     found: list[Duplicate],
 ) -> list[str]:
-    """The pool's near-duplicates of the release's media, added to `found`; its texts kept
-    for `text_repeats`; the lines to print."""
+    """The pool's near-duplicates of the release's media (`released`, by their keys), added
+    to `found`; its texts kept for `text_repeats`; the lines to print."""
     name, rows, release_looks, problems = reference
-    keyed = [(release_key(task_id), look) for task_id, look in release_looks]
-    matches = find_matches(looks, keyed, same=False, groups=groups)
+    matches = find_matches(looks, released, same=False, groups=groups)
     media = {row.task_id: row.media_path for row in rows}
     found += [release_duplicate(m, media) for m in matches]
     store_reference(build, name, rows)
@@ -125,16 +134,16 @@ def against_release(
 
 
 def release_duplicate(match: Match, media: dict[str, str]) -> Duplicate:
-    task_id = match.other.removeprefix(f"{RELEASE}/")
+    task_id = release_task(match.other)
     return Duplicate(match.item, RELEASE, task_id, media[task_id], match.distance, match.how)
 
 
 def pool_members_with_release(groups: Groups) -> int:
     """The pool items whose group holds a task of the release."""
     return sum(
-        sum(not key.startswith(f"{RELEASE}/") for key in keys)
+        sum(not is_release_key(key) for key in keys)
         for keys in groups.members()
-        if any(key.startswith(f"{RELEASE}/") for key in keys)
+        if any(is_release_key(key) for key in keys)
     )
 
 
@@ -149,7 +158,7 @@ def nearest_kept(found: Sequence[Duplicate]) -> list[Duplicate]:
 
 def group_lines(build: Path, groups: Groups) -> list[str]:
     """What the groups of the pool's items come to, in a line or two."""
-    sizes = [sum(not key.startswith(f"{RELEASE}/") for key in keys) for keys in groups.members()]
+    sizes = [sum(not is_release_key(key) for key in keys) for keys in groups.members()]
     sizes = [size for size in sizes if size > 1]
     if not sizes:
         lines = ["near-duplicates within the pool: none"]
@@ -229,7 +238,7 @@ def store_groups(
     members = []
     for number, keys in enumerate(groups.members(), start=1):
         for key in keys:
-            against, member = (RELEASE, key.split("/", 1)[1]) if key in media else (POOL, key)
+            against, member = (RELEASE, release_task(key)) if key in media else (POOL, key)
             members.append((against, member, number, media.get(key) or paths[key]))
     with store.connect(build) as db:
         db.executemany("INSERT OR REPLACE INTO duplicate_groups VALUES (?, ?, ?, ?)", members)

@@ -22,6 +22,8 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
+from hss_inspect.media.perceptual import dct_matrix
+
 # The finest grid the parts are compared on: no finer than the pixels either picture's copy
 # holds there (at least COARSEST), with the lowest 3/8 of its frequencies.
 FINEST = 64
@@ -42,9 +44,7 @@ Floats = NDArray[np.float32]
 
 @cache
 def _dct(n: int, low: int) -> Floats:
-    k = np.arange(low)[:, None]
-    x = np.arange(n)[None, :]
-    return np.cos(np.pi * (2 * x + 1) * k / (2 * n)).astype(np.float32)
+    return dct_matrix(n)[:low].astype(np.float32)
 
 
 @cache

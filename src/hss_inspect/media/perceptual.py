@@ -52,13 +52,13 @@ MIRRORED = frozenset({1, 2, 4, 7})
 Hashes = NDArray[np.float32]
 
 
-def _dct_matrix(n: int) -> NDArray[np.float64]:
+def dct_matrix(n: int) -> NDArray[np.float64]:
     k = np.arange(n)[:, None]
     x = np.arange(n)[None, :]
     return np.cos(np.pi * (2 * x + 1) * k / (2 * n))
 
 
-_DCT = _dct_matrix(HASH_SIDE)[:LOW]
+_DCT = dct_matrix(HASH_SIDE)[:LOW]
 
 
 def grayscale(image: Image.Image) -> Image.Image:
